@@ -1,0 +1,51 @@
+#pragma once
+/// The MPI environment and the communicator wrapper. Only this module includes <mpi.h>
+/// directly; io's parallel HDF5 gets the raw handle through Communicator::native().
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace tessera::parallel {
+
+/// RAII: initialises MPI (also for one rank) and finalises it at scope exit. Also applies the
+/// per-process settings from facts.md: malloc thresholds and one intra-op thread per rank
+/// unless TESSERA_THREADS says otherwise. Create exactly one, first thing in main.
+class Environment {
+ public:
+  Environment(int* argc, char*** argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+  /// Ends the whole job (every rank) after printing "[rank r] message" to stderr.
+  [[noreturn]] static void abort_job(const std::string& message, int code = 1);
+};
+
+/// A non-owning view of an MPI communicator with the few collectives Tessera needs.
+class Communicator {
+ public:
+  explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {}
+  static Communicator world() { return Communicator(MPI_COMM_WORLD); }
+
+  int rank() const;
+  int size() const;
+  MPI_Comm native() const { return comm_; }
+
+  /// Element-wise sum in place. Collective over comm.
+  void sum_in_place(std::vector<double>& values) const;
+  /// Element-wise max in place. Collective over comm.
+  void max_in_place(std::vector<double>& values) const;
+  /// Logical or of a flag over all ranks. Collective over comm.
+  bool any(bool flag) const;
+  /// Collective over comm.
+  void barrier() const;
+
+ private:
+  MPI_Comm comm_;
+};
+
+/// Prints only on rank 0 of the world (deal.II's ConditionalOStream idea).
+bool is_root();
+
+}  // namespace tessera::parallel

@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/rng.hpp"
+#include "tessera/core/text.hpp"
+
+using namespace tessera;
+
+TEST_CASE("rng streams are keyed by seed, subdomain and purpose") {
+  core::Rng a(1, 0, "collocation"), b(1, 0, "collocation"), c(1, 1, "collocation"),
+      d(1, 0, "boundary");
+  const auto first = a.next_u64();
+  CHECK(first == b.next_u64());
+  CHECK(first != c.next_u64());
+  CHECK(first != d.next_u64());
+}
+
+TEST_CASE("rng uniform and normal have the right moments") {
+  core::Rng rng(7, 0, "moments");
+  double sum = 0, sum_sq = 0, nsum = 0, nsum_sq = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) {
+    const double u = rng.uniform();
+    REQUIRE(u >= 0.0);
+    REQUIRE(u < 1.0);
+    sum += u;
+    sum_sq += u * u;
+    const double z = rng.normal();
+    nsum += z;
+    nsum_sq += z * z;
+  }
+  CHECK(sum / n == doctest::Approx(0.5).epsilon(0.01));
+  CHECK(sum_sq / n - (sum / n) * (sum / n) == doctest::Approx(1.0 / 12).epsilon(0.01));
+  CHECK(std::abs(nsum / n) < 0.01);
+  CHECK(nsum_sq / n == doctest::Approx(1.0).epsilon(0.01));
+}
+
+TEST_CASE("rng state round-trips for checkpoints") {
+  core::Rng a(3, 2, "x");
+  a.normal();
+  const auto saved = a.state();
+  const double next = a.normal();
+  core::Rng b(0, 0, "other");
+  b.set_state(saved);
+  CHECK(b.normal() == next);
+}
+
+TEST_CASE("did_you_mean suggests near misses only") {
+  CHECK(core::did_you_mean("uxx", {"u", "u_xx", "x"}) == " (did you mean 'u_xx'?)");
+  CHECK(core::did_you_mean("iteratons", {"iterations", "lr"}) == " (did you mean 'iterations'?)");
+  CHECK(core::did_you_mean("zzzzzz", {"iterations", "lr"}).empty());
+}
+
+TEST_CASE("TESSERA_CHECK throws tessera::Error with the streamed message") {
+  try {
+    TESSERA_CHECK(1 + 1 == 3, "arithmetic says " << 2);
+    FAIL("no throw");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "arithmetic says 2");
+  }
+}
