@@ -34,8 +34,12 @@ void Environment::abort_job(const std::string& message, int code) {
   int rank = 0, initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int size = 1;
+  if (initialized) MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::cerr << "tessera: error on rank " << rank << ": " << message << std::endl;
-  if (initialized) MPI_Abort(MPI_COMM_WORLD, code);
+  // One process: finish cleanly (MPI_Abort would add MPICH's own noise to a user error).
+  if (initialized && size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  if (initialized) MPI_Finalize();
   std::exit(code);
 }
 

@@ -1,0 +1,25 @@
+#pragma once
+/// The `tessera` command line: `tessera run|check CASE [--set path=value]...`.
+#include <string>
+#include <vector>
+
+namespace tessera::app {
+
+struct CommandLine {
+  std::string command;                 ///< run | check | help | version
+  std::string case_file;
+  std::vector<std::string> overrides;  ///< --set path=value, in order
+  std::string restart;                 ///< --restart latest (later issue)
+};
+
+/// Throws tessera::Error with the usage text on a malformed command line.
+CommandLine parse_command_line(int argc, char** argv);
+
+/// The help text.
+std::string usage();
+
+/// Entry points of the commands; return the process exit status.
+int run_command(const CommandLine& line);
+int check_command(const CommandLine& line);
+
+}  // namespace tessera::app

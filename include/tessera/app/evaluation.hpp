@@ -1,0 +1,52 @@
+#pragma once
+/// Evaluating the trained networks: relative L2 errors during training and the output grid.
+#include <functional>
+
+#include "tessera/app/problem.hpp"
+#include "tessera/io/grid_output.hpp"
+#include "tessera/parallel/environment.hpp"
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::app {
+
+/// Which subdomain each point belongs to: x [n, dims] float64 -> int64 [n].
+using SubdomainOf = std::function<torch::Tensor(const torch::Tensor&)>;
+
+/// The output grid: `output.grid` points per coordinate (default 101) over the domain's
+/// bounding box; the reference's grid when there is a reference and no `output.grid`.
+io::GridLayout output_grid(const io::Case& c, const Problem& p);
+
+/// All points of a grid in flat order (first coordinate fastest): float64 [size, dims].
+torch::Tensor grid_points(const io::GridLayout& layout);
+
+class Evaluator {
+ public:
+  Evaluator(parallel::Communicator comm, const Problem& problem,
+            std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of,
+            io::GridLayout output);
+
+  /// Relative L2 error per field with an exact solution or a reference, at the reference's
+  /// points or else on the output grid; global sums over ranks. Collective over comm.
+  std::map<std::string, double> relative_errors();
+
+  /// This rank's part of the output file: fields, residual_<eq>, <field>_exact and
+  /// <field>_error (when known on the output grid), subdomain.
+  io::GridContribution output_contribution();
+
+  const io::GridLayout& layout() const { return output_; }
+
+ private:
+  /// Network values at x (float64 [n, dims]) for subdomain `model`: float64 CPU [n, fields].
+  torch::Tensor values(train::SubdomainModel& model, const torch::Tensor& x) const;
+
+  parallel::Communicator comm_;
+  const Problem& problem_;
+  std::vector<train::SubdomainModel*> owned_;
+  SubdomainOf subdomain_of_;
+  io::GridLayout output_;
+  // Error points owned by this rank, per owned subdomain (index into owned_), with exact values.
+  std::vector<torch::Tensor> error_points_;
+  std::vector<torch::Tensor> error_exact_;  // [n, fields] float64, NaN where unknown
+};
+
+}  // namespace tessera::app

@@ -1,0 +1,43 @@
+#pragma once
+/// The problem a case describes, with every expression parsed and every name resolved: the
+/// bridge from io::Case (text) to the modules that compute (geometry, physics, nn, train).
+#include <memory>
+#include <optional>
+
+#include "tessera/expr/expression.hpp"
+#include "tessera/geometry/domain.hpp"
+#include "tessera/io/case.hpp"
+#include "tessera/io/reference.hpp"
+#include "tessera/physics/condition_group.hpp"
+#include "tessera/physics/equation_group.hpp"
+
+namespace tessera::app {
+
+/// A condition with how it is sampled and weighted.
+struct ConditionPlan {
+  std::optional<physics::Condition> pointwise;  ///< every type but periodic
+  std::optional<std::pair<geometry::Selector, geometry::Selector>> periodic_faces;
+  std::string name;
+  int64_t points = 0;
+};
+
+struct Problem {
+  expr::SymbolTable symbols;
+  std::shared_ptr<const geometry::Domain> domain;
+  std::vector<physics::Equation> equations;
+  std::vector<ConditionPlan> conditions;
+  std::map<std::string, expr::Expression> exact;  ///< field -> closed form
+  std::optional<io::Reference> reference;         ///< field values on the reference grid
+  std::map<std::string, double> weights;          ///< term -> weight (case weights + training.weights)
+  std::vector<std::string> term_names;            ///< equations, then conditions
+  torch::Dtype dtype = torch::kFloat32;
+  torch::Device device = torch::kCPU;
+};
+
+/// Parses and resolves everything; errors name the case file and the key.
+Problem build_problem(const io::Case& c);
+
+/// "auto" | "cpu" | "cuda" -> a device; "cuda" without a GPU is an error naming the key.
+torch::Device resolve_device(const std::string& name, const std::string& file);
+
+}  // namespace tessera::app

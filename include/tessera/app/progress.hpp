@@ -1,0 +1,33 @@
+#pragma once
+/// What a run shows a person: the problem summary, the progress line, and the history record.
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/app/problem.hpp"
+#include "tessera/train/log_record.hpp"
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::app {
+
+/// A LogRecord as one history.jsonl object (output-format.md).
+nlohmann::json history_json(const train::LogRecord& record);
+
+/// Prints the resolved problem: coordinates, fields, derivatives needed, loss terms with their
+/// point counts and weights, network and parameter count. Used by `check` and at run start.
+void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& p,
+                           const std::vector<train::SubdomainModel*>& models);
+
+/// The progress line on rank 0: iteration, stage, loss, relative errors, iterations/s, ETA.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool enabled) : enabled_(enabled) {}
+  void print(const train::LogRecord& record);
+
+ private:
+  bool enabled_;
+  int64_t last_iteration_ = 0;
+  double last_wall_ = 0;
+};
+
+}  // namespace tessera::app

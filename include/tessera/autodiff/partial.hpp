@@ -1,0 +1,32 @@
+#pragma once
+/// What a derivative engine is asked for: partial derivatives of network outputs with respect
+/// to network inputs.
+#include <torch/types.h>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace tessera::autodiff {
+
+/// d^k output / d input[wrt[0]] ... d input[wrt[k-1]]; `wrt` sorted ascending (derivatives of
+/// smooth networks commute); empty `wrt` is the output value itself.
+struct Partial {
+  int output = 0;
+  std::vector<int> wrt;
+  bool operator<(const Partial& other) const {
+    return output != other.output ? output < other.output : wrt < other.wrt;
+  }
+  bool operator==(const Partial& other) const {
+    return output == other.output && wrt == other.wrt;
+  }
+};
+
+/// Each requested partial as a tensor [n].
+using Partials = std::map<Partial, torch::Tensor>;
+
+/// A network as a function: x [n, inputs] -> [n, outputs].
+using NetworkFunction = std::function<torch::Tensor(const torch::Tensor&)>;
+
+}  // namespace tessera::autodiff

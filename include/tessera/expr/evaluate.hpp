@@ -1,0 +1,16 @@
+#pragma once
+/// Walking a parsed tree on tensors.
+#include <string>
+
+#include <torch/types.h>
+
+#include "tessera/expr/ast.hpp"
+#include "tessera/expr/environment.hpp"
+
+namespace tessera::expr {
+
+/// Evaluates `node` with autograd intact. Returns a tensor in env.coordinates' dtype and
+/// device that is 0-d (constant subtree) or [n]. Missing or misshapen inputs throw with `key`.
+torch::Tensor evaluate_tree(const Node& node, const Environment& env, const std::string& key);
+
+}  // namespace tessera::expr

@@ -1,0 +1,64 @@
+#pragma once
+/// A case-file expression (case-format.md "Expressions"): parsed once into a folded syntax
+/// tree, evaluated on tensors as often as needed.
+#include <memory>
+#include <set>
+#include <string>
+
+#include <torch/types.h>
+
+#include "tessera/expr/environment.hpp"
+#include "tessera/expr/symbols.hpp"
+
+namespace tessera::expr {
+
+struct Node;
+
+/// Immutable after parse; cheap to copy (copies share the tree).
+class Expression {
+ public:
+  /// An empty expression; evaluating it throws. Use parse().
+  Expression() = default;
+
+  /// Parses `text`; `key` (e.g. "equations[0].residual") prefixes every error message, which
+  /// reads "<key>: <what> at column <c> (...)". Also validates `symbols` (see validate()).
+  static Expression parse(const std::string& text, const SymbolTable& symbols,
+                          const std::string& key);
+
+  /// Every field derivative the expression reads (order 0 when the field itself is used).
+  /// lap(u) expands to the second derivatives in the spatial coordinates.
+  const std::set<DerivativeKey>& derivatives() const { return derivatives_; }
+
+  bool uses_parameters() const { return !parameter_names_.empty(); }
+  /// Names of the parameters read, e.g. {"nu"}.
+  const std::set<std::string>& parameter_names() const { return parameter_names_; }
+  /// Names of the extra per-point values read, e.g. {"n_x", "n_y"}.
+  const std::set<std::string>& extra_names() const { return extra_names_; }
+  /// True when the expression reads coordinates.
+  bool uses_coordinates() const { return uses_coordinates_; }
+  /// True when it folded to a number (evaluate_constant() will succeed).
+  bool is_constant() const;
+
+  /// Evaluates with autograd intact. Returns [n] (a constant is broadcast to
+  /// n = env.coordinates.size(0)) in env.coordinates' dtype and device. The result may be a
+  /// view of an input (a bare "u" or "x"): clone it before modifying it in place.
+  torch::Tensor evaluate(const Environment& env) const;
+
+  /// The value of an expression of numbers and constants only; throws with the key otherwise.
+  double evaluate_constant() const;
+
+  const std::string& text() const { return text_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string text_;
+  std::string key_;
+  std::shared_ptr<const Node> root_;
+  int coordinate_count_ = 0;
+  std::set<DerivativeKey> derivatives_;
+  std::set<std::string> parameter_names_;
+  std::set<std::string> extra_names_;
+  bool uses_coordinates_ = false;
+};
+
+}  // namespace tessera::expr

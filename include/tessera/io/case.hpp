@@ -1,0 +1,180 @@
+#pragma once
+/// The validated contents of a case file (shared/design/case-format.md). Loading checks every
+/// key's presence, type and range and rejects unknown keys; expressions stay text here and are
+/// parsed (and their errors reported with the same keys) when the problem is built.
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::io {
+
+/// An expression string with the key path it came from, e.g. "equations[0].residual".
+struct ExpressionText {
+  std::string text;
+  std::string key;
+};
+
+struct TimeSpec {
+  std::string name = "t";
+  std::array<double, 2> range{0.0, 1.0};
+};
+
+/// A shape from "geometry" (and nested CSG later). kind: "interval" | "box" (now); "disk",
+/// "ball", "polygon", "mesh", "union", "intersection", "difference" are parsed by later issues.
+struct GeometrySpec {
+  std::string kind;
+  std::vector<std::array<double, 2>> box;      // interval: one entry; box: one per dimension
+  std::map<std::string, std::string> tags;     // tag name -> selector text ("x=0")
+  nlohmann::json raw;                          // the shape's JSON, for later shape kinds;
+                                               // "mesh" paths resolved against the case folder
+  std::string key = "geometry";
+};
+
+struct EquationSpec {
+  std::string name;
+  ExpressionText residual;
+  std::vector<ExpressionText> flux;  // cPINN flux components, one per spatial coordinate (optional)
+  double weight = 1.0;
+};
+
+/// A condition. type: dirichlet | neumann | robin | initial | periodic | data | residual.
+struct ConditionSpec {
+  std::string name;
+  std::string type;
+  std::string on;                   // selector text; "initial" for type initial, unused for periodic/data
+  std::string field;                // dirichlet, neumann, robin, initial
+  std::optional<ExpressionText> value;       // dirichlet, neumann, robin, initial
+  std::optional<ExpressionText> a, b;        // robin
+  std::string derivative;           // initial: "" or the time name ("t") for an initial velocity
+  std::string axis;                 // periodic
+  std::optional<ExpressionText> expression;  // residual
+  std::string file;                 // data: resolved against the case file's folder
+  std::vector<std::string> fields;  // data
+  int64_t points = 256;
+  double weight = 1.0;
+  std::string key;                  // "conditions[2]"
+};
+
+struct ParameterSpec {
+  double initial = 0.0;
+  bool trainable = true;
+  bool positive = false;
+};
+
+struct InterfaceSpec {
+  int64_t points = 128;
+  std::map<std::string, double> weights;  // continuity, residual, flux, gradient
+};
+
+struct DecompositionSpec {
+  std::string method = "none";                            // none | xpinn | cpinn
+  std::map<std::string, int> split;                       // coordinate -> pieces
+  std::map<std::string, std::vector<double>> cuts;        // coordinate -> cut positions
+  std::string balance;                                    // "" | "measure"
+  InterfaceSpec interface;
+  int ranks_per_subdomain = 1;
+};
+
+struct NetworkSpec {
+  std::vector<int64_t> hidden{50, 50, 50};
+  std::string activation = "tanh";                  // tanh | sin | gelu | silu
+  std::optional<double> adaptive_scale;             // adaptive_activation.scale
+  std::optional<std::pair<int64_t, double>> fourier_features;  // (count, scale)
+  std::string init = "xavier_normal";               // xavier_normal | xavier_uniform
+};
+
+struct SubdomainOverride {
+  std::optional<NetworkSpec> network;
+  std::optional<int64_t> collocation_points;
+};
+
+struct CollocationSpec {
+  int64_t points = 2048;
+  std::string sampler = "sobol";  // uniform | lhs | sobol
+  int64_t resample_every = 0;     // 0: never
+  nlohmann::json adaptive;        // residual-based refinement settings (null when off)
+};
+
+struct DecaySpec {
+  double rate = 1.0;
+  int64_t every = 1000;
+};
+
+struct StageSpec {
+  std::string optimizer;          // adam | lbfgs
+  int64_t iterations = 1000;
+  double lr = 1e-3;               // adam default 1e-3, lbfgs default 1.0
+  std::optional<DecaySpec> decay; // adam
+  std::optional<double> clip;     // adam: max global gradient norm
+  int64_t history = 50;           // lbfgs
+  double tolerance = 1e-9;        // lbfgs: gradient tolerance
+  std::optional<int64_t> collocation_points;  // optional per-stage point count
+  std::string key;                // "training.stages[1]"
+};
+
+struct WeightingSpec {
+  std::map<std::string, double> fixed;  // term name -> weight
+  std::string adaptive;                 // "" | "grad_norm"
+  int64_t adaptive_every = 100;         // how often grad_norm updates the weights
+  double adaptive_alpha = 0.9;          // moving-average factor
+};
+
+struct TrainingSpec {
+  CollocationSpec collocation;
+  std::string derivatives = "auto";  // auto | autograd | taylor
+  std::vector<StageSpec> stages;
+  WeightingSpec weights;
+  int64_t log_every = 100;
+  int64_t checkpoint_every = 0;      // 0: only at the end
+  std::optional<double> time_limit;  // seconds
+};
+
+struct OutputSpec {
+  std::string directory;             // resolved against the working directory
+  std::map<std::string, int64_t> grid;  // coordinate (time included) -> points
+  std::optional<double> mesh_max_cell_size;
+  int64_t every = 0;                 // 0: only at the end
+};
+
+struct Case {
+  std::string file;                  // path of the case file as given
+  std::string folder;                // the case file's folder (relative paths resolve here)
+  nlohmann::json effective;          // the document after --set overrides (for run.json)
+
+  std::string name;
+  uint64_t seed = 1234;
+  std::string dtype = "float32";     // float32 | float64
+  std::string device = "auto";       // auto | cpu | cuda
+  std::map<std::string, double> constants;
+  std::vector<std::string> coordinates;
+  std::optional<TimeSpec> time;
+  std::vector<std::string> fields;
+  GeometrySpec geometry;
+  std::vector<EquationSpec> equations;
+  std::vector<ConditionSpec> conditions;
+  std::map<std::string, ExpressionText> exact;        // field -> expression
+  std::optional<std::string> reference_file;          // resolved against the case folder
+  std::map<std::string, ParameterSpec> parameters;
+  DecompositionSpec decomposition;
+  std::map<int, SubdomainOverride> subdomains;
+  NetworkSpec network;
+  TrainingSpec training;
+  OutputSpec output;
+};
+
+/// Reads `path` (JSON with // and /* */ comments), applies `overrides` ("a.b.0.c=value", value
+/// parsed as JSON when it parses, else a string; objects replaced, not merged) in order, and
+/// validates. Every error is one line naming the file and the key, and the fix, e.g.
+/// "cases/p.json: training.stages[0].iteratons: unknown key (did you mean 'iterations'?)".
+Case load_case(const std::string& path, const std::vector<std::string>& overrides = {});
+
+/// The same from an already parsed document (tests). `file` names the case in messages, and its
+/// folder is Case::folder, against which relative data, mesh and reference paths resolve.
+Case case_from_json(nlohmann::json document, const std::string& file,
+                    const std::vector<std::string>& overrides = {});
+
+}  // namespace tessera::io

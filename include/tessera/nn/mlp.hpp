@@ -1,0 +1,69 @@
+#pragma once
+/// The per-subdomain network: input normalisation to [-1, 1] over the subdomain's box,
+/// optional Fourier features, a tanh/sin/gelu/silu MLP with optional Jagtap adaptive
+/// activation, and a linear output layer (one output per field).
+#include <torch/types.h>
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::nn {
+
+enum class Activation { tanh, sin, gelu, silu };
+
+/// Parses "tanh" | "sin" | "gelu" | "silu"; throws naming `key` otherwise.
+Activation parse_activation(const std::string& name, const std::string& key);
+
+/// Applies the activation element-wise.
+torch::Tensor activate(Activation activation, const torch::Tensor& z);
+
+struct MlpOptions {
+  int64_t inputs = 2;                 ///< number of input coordinates (time included)
+  int64_t outputs = 1;                ///< number of fields
+  std::vector<int64_t> hidden{50, 50, 50};
+  Activation activation = Activation::tanh;
+  std::optional<double> adaptive_scale;  ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
+  int64_t fourier_count = 0;          ///< 0: no Fourier features
+  double fourier_scale = 1.0;         ///< std of the fixed Fourier matrix entries
+  bool xavier_uniform = false;        ///< default: Xavier-normal
+  std::vector<double> lower, upper;   ///< input box used for normalisation to [-1, 1]
+  uint64_t seed = 1234;               ///< initialisation stream: (seed, subdomain, "init")
+  int64_t subdomain = 0;
+};
+
+/// A fully connected network. Parameters are created in float64 on the CPU from Tessera's own
+/// RNG (so initialisation is the same on every device and LibTorch version), then moved with
+/// `to(device, dtype)`.
+class MlpImpl : public torch::nn::Module {
+ public:
+  explicit MlpImpl(MlpOptions options);
+
+  /// x: [n, inputs] -> [n, outputs], in the module's dtype and device.
+  torch::Tensor forward(const torch::Tensor& x);
+
+  /// Maps x to the normalised (and Fourier-featured) features the first layer sees.
+  torch::Tensor features(const torch::Tensor& x) const;
+
+  const MlpOptions& options() const { return options_; }
+  /// Weights [out, in] and biases [out] of every layer, output layer last.
+  const std::vector<torch::Tensor>& weights() const { return weights_; }
+  const std::vector<torch::Tensor>& biases() const { return biases_; }
+  /// Jagtap slopes, one 0-d tensor per hidden layer (empty without adaptive activation).
+  const std::vector<torch::Tensor>& slopes() const { return slopes_; }
+  const torch::Tensor& fourier_matrix() const { return fourier_; }
+  const torch::Tensor& shift() const { return shift_; }
+  const torch::Tensor& scale() const { return scale_; }
+
+ private:
+  MlpOptions options_;
+  std::vector<torch::Tensor> weights_, biases_, slopes_;
+  torch::Tensor fourier_;        ///< [feature_inputs, count] fixed, or undefined
+  torch::Tensor shift_, scale_;  ///< normalisation: (x - shift) * scale, [inputs]
+};
+
+TORCH_MODULE(Mlp);
+
+}  // namespace tessera::nn

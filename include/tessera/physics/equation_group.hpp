@@ -1,0 +1,54 @@
+#pragma once
+/// The PDE residuals on the collocation points of a subdomain.
+#include <memory>
+
+#include "tessera/core/rng.hpp"
+#include "tessera/expr/expression.hpp"
+#include "tessera/geometry/domain.hpp"
+#include "tessera/physics/loss_group.hpp"
+
+namespace tessera::physics {
+
+struct Equation {
+  std::string name;
+  expr::Expression residual;
+};
+
+/// Collocation points drawn in `region` (the subdomain's part of the domain) and one term per
+/// equation: mean(residual^2).
+class EquationGroup : public LossGroup {
+ public:
+  EquationGroup(std::vector<Equation> equations, std::shared_ptr<const geometry::Domain> region,
+                int64_t points, geometry::SamplerKind sampler, core::Rng rng, PointOptions options);
+
+  void resample() override;
+  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
+  std::vector<std::string> term_names() const override;
+  int64_t point_count() const override { return points_; }
+  std::set<expr::DerivativeKey> derivatives() const override;
+
+  /// Points [n, inputs] currently in use.
+  const torch::Tensor& points() const { return x_; }
+  /// Replace the point count (a stage's `points`); takes effect at the next resample.
+  void set_point_count(int64_t points) { points_ = points; }
+  core::Rng& rng() { return rng_; }
+
+ private:
+  std::vector<Equation> equations_;
+  std::shared_ptr<const geometry::Domain> region_;
+  int64_t points_;
+  geometry::SamplerKind sampler_;
+  core::Rng rng_;
+  PointOptions options_;
+  torch::Tensor x_;
+};
+
+/// Evaluates all equations' residuals at x: [n] each, in equation order.
+std::vector<torch::Tensor> equation_residuals(const std::vector<Equation>& equations,
+                                              const FieldEvaluator& fields, const torch::Tensor& x,
+                                              bool create_graph);
+
+/// Union of the derivatives the expressions read.
+std::set<expr::DerivativeKey> derivatives_of(const std::vector<const expr::Expression*>& expressions);
+
+}  // namespace tessera::physics

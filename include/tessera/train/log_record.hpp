@@ -1,0 +1,25 @@
+#pragma once
+/// One logged iteration, as history.jsonl records it (output-format.md). All numbers are
+/// global: the same on every rank.
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tessera::train {
+
+struct LogRecord {
+  int64_t iteration = 0;
+  int64_t total_iterations = 0;
+  std::string stage;
+  double wall_s = 0;
+  double lr = 0;
+  double loss = 0;                            ///< weighted sum of the terms
+  std::map<std::string, double> terms;        ///< unweighted global mean squares
+  std::map<std::string, double> weights;      ///< current weights (adaptive weighting moves them)
+  std::map<std::string, double> rel_l2;       ///< per field, when an exact/reference exists
+  std::map<std::string, double> parameters;   ///< learned scalars
+  std::map<std::string, double> time_s;       ///< compute, exchange, wait, sync (this rank)
+  bool final = false;
+};
+
+}  // namespace tessera::train

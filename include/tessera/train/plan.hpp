@@ -1,0 +1,52 @@
+#pragma once
+/// What the trainer is asked to do: stages, logging and weighting, in plain values (the app
+/// translates the case file into this; train knows no file formats).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::train {
+
+enum class OptimizerKind { adam, lbfgs };
+
+struct StagePlan {
+  OptimizerKind optimizer = OptimizerKind::adam;
+  int64_t iterations = 1000;
+  double lr = 1e-3;
+  std::optional<double> decay_rate;  ///< adam: lr * rate^(floor(k / decay_every))
+  int64_t decay_every = 1000;
+  std::optional<double> clip;        ///< adam: max global gradient norm
+  int64_t history = 50;              ///< lbfgs
+  double tolerance = 1e-9;           ///< lbfgs: stop when the largest gradient entry is below
+  std::optional<int64_t> points;     ///< collocation points from this stage on
+};
+
+/// Learning-rate annealing by gradient statistics (Wang, Teng & Perdikaris 2021): every
+/// `every` Adam iterations, each non-equation term i gets lambda_hat = max|grad L_eq| /
+/// mean|grad L_i| and lambda_i <- (1 - alpha) lambda_i + alpha lambda_hat.
+struct AdaptiveWeighting {
+  bool enabled = false;
+  int64_t every = 100;
+  double alpha = 0.9;
+};
+
+struct TrainingPlan {
+  std::vector<StagePlan> stages;
+  int64_t log_every = 100;
+  int64_t resample_every = 0;                ///< 0: never (Adam stages only)
+  std::map<std::string, double> weights;     ///< term name -> weight (missing: 1)
+  std::vector<std::string> equation_terms;   ///< names of the PDE residual terms
+  AdaptiveWeighting adaptive;
+  std::optional<double> time_limit;          ///< seconds
+};
+
+static inline const char* optimizer_name(OptimizerKind kind) {
+  return kind == OptimizerKind::adam ? "adam" : "lbfgs";
+}
+
+/// Adam's learning rate at iteration k (0-based) of a stage.
+double scheduled_lr(const StagePlan& stage, int64_t k);
+
+}  // namespace tessera::train

@@ -1,0 +1,66 @@
+#include "tessera/app/command_line.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/text.hpp"
+
+namespace tessera::app {
+
+std::string usage() {
+  return "usage: tessera <command> CASE.json [--set path=value]...\n"
+         "\n"
+         "commands:\n"
+         "  run     train the case and write results to output.directory\n"
+         "  check   validate the case and print the resolved problem, without training\n"
+         "\n"
+         "options:\n"
+         "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
+         "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
+         "  --help, --version\n"
+         "\n"
+         "examples:\n"
+         "  tessera run cases/poisson2d.json\n"
+         "  mpiexec -n 4 tessera run cases/poisson2d.json --set output.directory=results/p4\n";
+}
+
+CommandLine parse_command_line(int argc, char** argv) {
+  CommandLine line;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  TESSERA_CHECK(!args.empty(), "no command given\n" << usage());
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    line.command = "help";
+    return line;
+  }
+  if (args[0] == "--version") {
+    line.command = "version";
+    return line;
+  }
+  const std::vector<std::string> commands{"run", "check"};
+  TESSERA_CHECK(args[0] == "run" || args[0] == "check",
+                "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
+                                    << "; use run or check (tessera --help)");
+  line.command = args[0];
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--set") {
+      TESSERA_CHECK(i + 1 < args.size(), "--set needs path=value");
+      line.overrides.push_back(args[++i]);
+    } else if (a.rfind("--set=", 0) == 0) {
+      line.overrides.push_back(a.substr(6));
+    } else if (a == "--restart") {
+      TESSERA_CHECK(i + 1 < args.size(), "--restart needs a value (latest)");
+      line.restart = args[++i];
+      TESSERA_CHECK(false, "--restart: checkpoints are not available in this version");
+    } else if (a.rfind("--", 0) == 0) {
+      TESSERA_FAIL("unknown option '" << a << "'" << core::did_you_mean(a, {"--set", "--restart"})
+                                      << " (tessera --help)");
+    } else {
+      TESSERA_CHECK(line.case_file.empty(),
+                    "more than one case file given ('" << line.case_file << "' and '" << a << "')");
+      line.case_file = a;
+    }
+  }
+  TESSERA_CHECK(!line.case_file.empty(), "no case file given\n" << usage());
+  return line;
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,186 @@
+#include "tessera/app/evaluation.hpp"
+
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::app {
+namespace {
+
+// Points per evaluation chunk: bounds the memory of the derivative graph on big grids.
+constexpr int64_t chunk_size = 16384;
+
+torch::Tensor reference_values(const io::Reference& reference, const std::vector<std::string>& fields) {
+  std::vector<torch::Tensor> columns;
+  for (const auto& f : fields) {
+    auto it = reference.fields.find(f);
+    if (it == reference.fields.end())
+      columns.push_back(torch::full({reference.layout.size()}, NAN, torch::kFloat64));
+    else
+      columns.push_back(torch::tensor(it->second, torch::kFloat64));
+  }
+  return torch::stack(columns, 1);
+}
+
+/// Closed-form values of every field at x (NaN for fields without one): [n, fields].
+torch::Tensor exact_values(const Problem& p, const torch::Tensor& x) {
+  std::vector<torch::Tensor> columns;
+  expr::Environment env;
+  env.coordinates = x;
+  for (const auto& f : p.symbols.fields) {
+    auto it = p.exact.find(f);
+    columns.push_back(it == p.exact.end() ? torch::full({x.size(0)}, NAN, torch::kFloat64)
+                                          : it->second.evaluate(env).to(torch::kFloat64));
+  }
+  return torch::stack(columns, 1);
+}
+
+bool same_grid(const io::GridLayout& a, const io::GridLayout& b) {
+  return a.names == b.names && a.axes == b.axes;
+}
+
+}  // namespace
+
+io::GridLayout output_grid(const io::Case& c, const Problem& p) {
+  if (p.reference && c.output.grid.empty()) return p.reference->layout;
+  io::GridLayout layout;
+  layout.names = p.domain->input_names();
+  layout.has_time = p.domain->has_time();
+  const auto box = p.domain->bounding_box();
+  for (std::size_t axis = 0; axis < layout.names.size(); ++axis) {
+    auto it = c.output.grid.find(layout.names[axis]);
+    const int64_t n = it == c.output.grid.end() ? 101 : it->second;
+    std::vector<double> values(n);
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = box.lo[axis] + (box.hi[axis] - box.lo[axis]) * static_cast<double>(i) /
+                                     static_cast<double>(n - 1);
+    layout.axes.push_back(values);
+  }
+  return layout;
+}
+
+torch::Tensor grid_points(const io::GridLayout& layout) {
+  std::vector<torch::Tensor> axes;
+  for (const auto& a : layout.axes) axes.push_back(torch::tensor(a, torch::kFloat64));
+  // meshgrid "ij" over reversed axes gives time slowest and the first coordinate fastest.
+  std::vector<torch::Tensor> reversed(axes.rbegin(), axes.rend());
+  auto grids = torch::meshgrid(reversed, "ij");
+  std::vector<torch::Tensor> columns;
+  for (auto it = grids.rbegin(); it != grids.rend(); ++it) columns.push_back(it->reshape({-1}));
+  return torch::stack(columns, 1);
+}
+
+Evaluator::Evaluator(parallel::Communicator comm, const Problem& problem,
+                     std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of,
+                     io::GridLayout output)
+    : comm_(comm),
+      problem_(problem),
+      owned_(std::move(owned)),
+      subdomain_of_(std::move(subdomain_of)),
+      output_(std::move(output)) {
+  torch::Tensor points, exact;
+  if (problem_.reference) {
+    points = grid_points(problem_.reference->layout);
+    exact = reference_values(*problem_.reference, problem_.symbols.fields);
+  } else if (!problem_.exact.empty()) {
+    points = grid_points(output_);
+    exact = exact_values(problem_, points);
+  }
+  if (!points.defined()) return;
+  const auto owner = subdomain_of_(points);
+  for (auto* model : owned_) {
+    const auto mask = owner == model->id;
+    error_points_.push_back(points.index({mask}));
+    error_exact_.push_back(exact.index({mask}));
+  }
+}
+
+torch::Tensor Evaluator::values(train::SubdomainModel& model, const torch::Tensor& x) const {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> chunks;
+  for (int64_t start = 0; start < x.size(0); start += chunk_size) {
+    auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)));
+    chunks.push_back(model.network->forward(part.to(problem_.device, problem_.dtype))
+                         .to(torch::kCPU, torch::kFloat64));
+  }
+  if (chunks.empty())
+    return torch::zeros({0, static_cast<int64_t>(problem_.symbols.fields.size())}, torch::kFloat64);
+  return torch::cat(chunks, 0);
+}
+
+std::map<std::string, double> Evaluator::relative_errors() {
+  const auto& fields = problem_.symbols.fields;
+  std::vector<double> sums(2 * fields.size(), 0.0);  // per field: sum (u - ue)^2, sum ue^2
+  for (std::size_t k = 0; k < owned_.size() && k < error_points_.size(); ++k) {
+    const auto u = values(*owned_[k], error_points_[k]);
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      const auto exact = error_exact_[k].select(1, static_cast<int64_t>(f));
+      if (exact.numel() == 0 || std::isnan(exact[0].item<double>())) continue;
+      sums[2 * f] += (u.select(1, static_cast<int64_t>(f)) - exact).pow(2).sum().item<double>();
+      sums[2 * f + 1] += exact.pow(2).sum().item<double>();
+    }
+  }
+  comm_.sum_in_place(sums);
+  std::map<std::string, double> errors;
+  const bool any_known = problem_.reference || !problem_.exact.empty();
+  if (!any_known) return errors;
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const bool known = problem_.reference ? problem_.reference->fields.count(fields[f]) > 0
+                                          : problem_.exact.count(fields[f]) > 0;
+    if (known && sums[2 * f + 1] > 0) errors[fields[f]] = std::sqrt(sums[2 * f] / sums[2 * f + 1]);
+  }
+  return errors;
+}
+
+io::GridContribution Evaluator::output_contribution() {
+  const auto& fields = problem_.symbols.fields;
+  const auto points = grid_points(output_);
+  const auto owner = subdomain_of_(points);
+  torch::Tensor exact;
+  if (!problem_.exact.empty())
+    exact = exact_values(problem_, points);
+  else if (problem_.reference && same_grid(problem_.reference->layout, output_))
+    exact = reference_values(*problem_.reference, fields);
+
+  io::GridContribution out;
+  for (const auto& f : fields) out.fields[f];
+  for (const auto& eq : problem_.equations) out.fields["residual_" + eq.name];
+  if (exact.defined())
+    for (const auto& f : fields) out.fields[f + "_exact"], out.fields[f + "_error"];
+
+  auto append = [](std::vector<double>& into, const torch::Tensor& t) {
+    auto c = t.contiguous();
+    into.insert(into.end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  };
+  for (auto* model : owned_) {
+    const auto indices = torch::nonzero(owner == model->id).flatten();
+    const auto x = points.index({indices});
+    const auto u = values(*model, x);
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      append(out.fields[fields[f]], u.select(1, static_cast<int64_t>(f)));
+    for (int64_t start = 0; start < x.size(0); start += chunk_size) {
+      auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)))
+                      .to(problem_.device, problem_.dtype);
+      const auto residuals =
+          physics::equation_residuals(problem_.equations, *model->fields, part, /*create_graph=*/false);
+      for (std::size_t e = 0; e < residuals.size(); ++e)
+        append(out.fields["residual_" + problem_.equations[e].name],
+               residuals[e].detach().to(torch::kCPU, torch::kFloat64));
+    }
+    if (exact.defined()) {
+      const auto ex = exact.index({indices});
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        const auto column = ex.select(1, static_cast<int64_t>(f));
+        append(out.fields[fields[f] + "_exact"], column);
+        append(out.fields[fields[f] + "_error"], u.select(1, static_cast<int64_t>(f)) - column);
+      }
+    }
+    const auto idx = indices.contiguous();
+    out.indices.insert(out.indices.end(), idx.data_ptr<int64_t>(), idx.data_ptr<int64_t>() + idx.numel());
+    out.subdomain.insert(out.subdomain.end(), indices.size(0), model->id);
+  }
+  return out;
+}
+
+}  // namespace tessera::app

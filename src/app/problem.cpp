@@ -1,0 +1,148 @@
+#include "tessera/app/problem.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/geometry/box_shape.hpp"
+
+namespace tessera::app {
+
+torch::Device resolve_device(const std::string& name, const std::string& file) {
+  if (name == "cpu") return torch::kCPU;
+  const bool have_cuda = torch::cuda::is_available();
+  if (name == "cuda") {
+    TESSERA_CHECK(have_cuda, file << ": device: 'cuda' requested but LibTorch sees no CUDA device "
+                                     "(or was built without CUDA); use \"auto\" or \"cpu\"");
+    return torch::kCUDA;
+  }
+  return have_cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+}
+
+namespace {
+
+std::shared_ptr<const geometry::Shape> build_shape(const io::Case& c) {
+  const auto& g = c.geometry;
+  TESSERA_CHECK(g.kind == "box" || g.kind == "interval",
+                c.file << ": " << g.key << ": shape '" << g.kind
+                       << "' is not available in this version; use \"interval\" or \"box\"");
+  geometry::Box box;
+  for (const auto& range : g.box) {
+    box.lo.push_back(range[0]);
+    box.hi.push_back(range[1]);
+  }
+  return std::make_shared<geometry::BoxShape>(box, g.key);
+}
+
+expr::Expression parse(const io::Case& c, const io::ExpressionText& text,
+                       const expr::SymbolTable& symbols) {
+  try {
+    return expr::Expression::parse(text.text, symbols, text.key);
+  } catch (const Error& e) {
+    throw Error(c.file + ": " + e.what());
+  }
+}
+
+int field_index(const io::Case& c, const std::string& field) {
+  for (std::size_t i = 0; i < c.fields.size(); ++i)
+    if (c.fields[i] == field) return static_cast<int>(i);
+  TESSERA_FAIL(c.file << ": unknown field '" << field << "'");
+}
+
+physics::ConditionType condition_type(const io::ConditionSpec& spec, const std::string& file) {
+  if (spec.type == "dirichlet") return physics::ConditionType::dirichlet;
+  if (spec.type == "neumann") return physics::ConditionType::neumann;
+  if (spec.type == "robin") return physics::ConditionType::robin;
+  if (spec.type == "initial") return physics::ConditionType::initial;
+  if (spec.type == "residual") return physics::ConditionType::residual;
+  TESSERA_FAIL(file << ": " << spec.key << ".type: '" << spec.type
+                    << "' conditions are not available in this version");
+}
+
+ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
+                              const expr::SymbolTable& symbols, const geometry::Domain& domain) {
+  ConditionPlan plan;
+  plan.name = spec.name;
+  plan.points = spec.points;
+  auto with_file = [&](auto&& make) {
+    try {
+      return make();
+    } catch (const Error& e) {
+      throw Error(c.file + ": " + e.what());
+    }
+  };
+  if (spec.type == "periodic") {
+    plan.periodic_faces = with_file([&] { return domain.periodic_faces(spec.axis, spec.key + ".axis"); });
+    return plan;
+  }
+  physics::Condition condition;
+  condition.name = spec.name;
+  condition.type = condition_type(spec, c.file);
+  if (!spec.field.empty()) condition.field = field_index(c, spec.field);
+  auto optional_expression = [&](const std::optional<io::ExpressionText>& text) {
+    return text ? std::optional<expr::Expression>(parse(c, *text, symbols)) : std::nullopt;
+  };
+  condition.value = optional_expression(spec.value);
+  condition.a = optional_expression(spec.a);
+  condition.b = optional_expression(spec.b);
+  condition.expression = optional_expression(spec.expression);
+  if (condition.type == physics::ConditionType::initial && !spec.derivative.empty())
+    condition.time_axis = domain.axis_index(spec.derivative);
+  const std::string on =
+      spec.on.empty() && condition.type == physics::ConditionType::initial ? "initial" : spec.on;
+  condition.on = with_file([&] { return domain.parse_selector(on, spec.key + ".on"); });
+  plan.pointwise = std::move(condition);
+  return plan;
+}
+
+}  // namespace
+
+Problem build_problem(const io::Case& c) {
+  Problem p;
+  p.dtype = c.dtype == "float64" ? torch::kFloat64 : torch::kFloat32;
+  p.device = resolve_device(c.device, c.file);
+
+  p.symbols.spatial = c.coordinates;
+  if (c.time) p.symbols.time = c.time->name;
+  p.symbols.fields = c.fields;
+  p.symbols.constants = c.constants;
+  for (const auto& [name, spec] : c.parameters) {
+    TESSERA_CHECK(!spec.trainable, c.file << ": parameters." << name
+                                          << ": trainable parameters are not available in this "
+                                             "version; set \"trainable\": false or use a constant");
+    p.symbols.constants[name] = spec.initial;
+  }
+  p.symbols.extra = physics::normal_names(c.coordinates);
+
+  std::optional<std::array<double, 2>> time_range;
+  if (c.time) time_range = c.time->range;
+  p.domain = [&] {
+    try {
+      return std::make_shared<const geometry::Domain>(build_shape(c), c.coordinates, time_range,
+                                                      c.time ? c.time->name : "t", c.geometry.tags);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()).rfind(c.file, 0) == 0 ? e.what() : c.file + ": " + e.what());
+    }
+  }();
+
+  for (const auto& eq : c.equations) {
+    p.equations.push_back({eq.name, parse(c, eq.residual, p.symbols)});
+    p.term_names.push_back(eq.name);
+    p.weights[eq.name] = eq.weight;
+  }
+  for (const auto& spec : c.conditions) {
+    p.conditions.push_back(build_condition(c, spec, p.symbols, *p.domain));
+    p.term_names.push_back(spec.name);
+    p.weights[spec.name] = spec.weight;
+  }
+  for (const auto& [name, weight] : c.training.weights.fixed) p.weights[name] = weight;
+  for (const auto& [field, text] : c.exact) {
+    expr::SymbolTable closed_form = p.symbols;
+    closed_form.fields.clear();  // an exact solution may not read the unknowns
+    p.exact.emplace(field, parse(c, text, closed_form));
+  }
+  if (c.reference_file)
+    p.reference = io::read_reference(*c.reference_file, p.domain->input_names(), c.time.has_value(),
+                                     c.fields);
+  return p;
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,169 @@
+// "conditions": each type has its own required keys and rejects the keys of other types.
+// Also checks that equation and condition names (the loss term names) are unique.
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "tessera/io/case_detail.hpp"
+
+namespace tessera::io::detail {
+
+namespace {
+
+const std::vector<std::string>& condition_types() {
+  static const std::vector<std::string> types = {"dirichlet", "neumann", "robin",   "initial",
+                                                 "periodic",  "data",    "residual"};
+  return types;
+}
+
+/// The keys a condition of `type` takes besides name, type, points and weight, and which of
+/// them are required.
+struct TypeKeys {
+  std::vector<std::string> allowed;
+  std::vector<std::string> required;
+};
+
+TypeKeys keys_of(const std::string& type) {
+  if (type == "dirichlet" || type == "neumann") return {{"on", "field", "value"}, {"field", "value"}};
+  if (type == "robin") return {{"on", "field", "a", "b", "value"}, {"field", "a", "b", "value"}};
+  if (type == "initial")
+    return {{"on", "field", "value", "derivative"}, {"field", "value"}};
+  if (type == "periodic") return {{"axis"}, {"axis"}};
+  if (type == "data") return {{"file", "fields"}, {"file", "fields"}};
+  return {{"on", "expression"}, {"on", "expression"}};  // residual
+}
+
+const std::vector<std::string>& interface_terms() {
+  static const std::vector<std::string> terms = {"continuity", "residual_jump", "flux",
+                                                 "gradient"};
+  return terms;
+}
+
+std::string required_fix(const std::string& key) {
+  if (key == "field") return "\"field\": \"u\"";
+  if (key == "value") return "\"value\": \"<expression>\"";
+  if (key == "a" || key == "b") return "\"" + key + "\": \"<coefficient expression>\"";
+  if (key == "axis") return "\"axis\": \"x\" (the coordinate whose two sides match)";
+  if (key == "file") return "\"file\": \"data/observations.h5\"";
+  if (key == "fields") return "\"fields\": [\"u\"]";
+  if (key == "on") return "\"on\": \"boundary\" (or a tag, a plane such as \"x=0\", joined with |)";
+  return "\"expression\": \"<expression that must vanish>\"";
+}
+
+std::string field_of(const JsonNode& node, const Case& c) {
+  const std::string field = node.string();
+  if (std::find(c.fields.begin(), c.fields.end(), field) == c.fields.end())
+    node.fail("'" + field + "' is not a field; declared fields: " + quoted_list(c.fields) +
+              suggest(field, c.fields));
+  return field;
+}
+
+void check_term_name(const JsonNode& node, const std::string& name) {
+  const bool ok = !name.empty() && std::isalpha(static_cast<unsigned char>(name[0])) &&
+                  std::all_of(name.begin(), name.end(), [](char ch) {
+                    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+                  });
+  if (!ok)
+    node.fail("'" + name + "' is not a valid name; use a letter followed by letters, digits, '_' "
+              "or '-' (it names the loss term in logs and in training.weights)");
+  const auto& reserved = interface_terms();
+  if (std::find(reserved.begin(), reserved.end(), name) != reserved.end())
+    node.fail("'" + name + "' names an interface loss term; choose another name");
+}
+
+ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case& c) {
+  node.check_object({"name", "type", "on", "field", "value", "a", "b", "derivative", "axis",
+                     "file", "fields", "expression", "points", "weight"});
+  ConditionSpec cond;
+  cond.key = node.key();
+  cond.type = node.required("type", "\"type\": one of " + quoted_list(condition_types()))
+                  .choice(condition_types());
+  const TypeKeys keys = keys_of(cond.type);
+  for (const auto& [key, child] : node.members()) {
+    if (key == "name" || key == "type" || key == "points" || key == "weight") continue;
+    if (std::find(keys.allowed.begin(), keys.allowed.end(), key) == keys.allowed.end())
+      child.fail("not a key of a " + cond.type + " condition; it takes " +
+                 quoted_list(keys.allowed) + " (and 'name', 'points', 'weight')");
+  }
+  for (const auto& key : keys.required) node.required(key, required_fix(key));
+
+  cond.name = node["name"].string(cond.type + std::to_string(index));
+  if (node["name"].present()) check_term_name(node["name"], cond.name);
+  cond.points = node["points"].integer(1, cond.points);
+  cond.weight = node["weight"].number(Range::non_negative, cond.weight);
+
+  if (node["field"].present()) cond.field = field_of(node["field"], c);
+  if (node["value"].present()) cond.value = node["value"].expression();
+  if (node["a"].present()) cond.a = node["a"].expression();
+  if (node["b"].present()) cond.b = node["b"].expression();
+  if (node["expression"].present()) cond.expression = node["expression"].expression();
+
+  if (cond.type == "initial") {
+    if (!c.time)
+      node["type"].fail("an initial condition needs a time coordinate; add \"time\": "
+                        "{\"name\": \"t\", \"range\": [0, 1]} at the top level");
+    cond.on = node["on"].string("initial");
+    if (cond.on != "initial")
+      node["on"].fail("an initial condition holds on \"initial\", got " + node["on"].describe() +
+                      "; remove \"on\"");
+    if (const JsonNode d = node["derivative"]; d.present()) {
+      cond.derivative = d.string();
+      if (cond.derivative != c.time->name)
+        d.fail("expected \"" + c.time->name + "\" (the time name: the initial rate of change), got " +
+               d.describe());
+    }
+  } else if (cond.type == "periodic") {
+    const JsonNode axis = node["axis"];
+    cond.axis = axis.string();
+    if (std::find(c.coordinates.begin(), c.coordinates.end(), cond.axis) == c.coordinates.end())
+      axis.fail("'" + cond.axis + "' is not a spatial coordinate; expected one of " +
+                quoted_list(c.coordinates) + suggest(cond.axis, c.coordinates));
+  } else if (cond.type == "data") {
+    const JsonNode file = node["file"];
+    const std::string path = file.string();
+    if (path.empty()) file.fail("expected an HDF5 file path, got \"\"");
+    cond.file = resolve_against_case(c, path);
+    for (const auto& f : node["fields"].elements(1, "field")) {
+      cond.fields.push_back(field_of(f, c));
+      if (std::count(cond.fields.begin(), cond.fields.end(), cond.fields.back()) > 1)
+        f.fail("'" + cond.fields.back() + "' is listed twice");
+    }
+  } else {
+    const JsonNode on = node["on"];
+    cond.on = on.string("boundary");
+    if (cond.on.find_first_not_of(" \t") == std::string::npos)
+      on.fail("expected a selector: \"boundary\", a tag, a plane such as \"x=0\", or several "
+              "joined with |");
+  }
+  return cond;
+}
+
+}  // namespace
+
+void read_conditions(const JsonNode& root, Case& c) {
+  std::map<std::string, std::string> names;  // term name -> key that declared it
+  const JsonNode equations = root["equations"];
+  for (std::size_t i = 0; i < c.equations.size(); ++i) {
+    const JsonNode at = equations.elements()[i]["name"];
+    if (at.present()) check_term_name(at, c.equations[i].name);
+    if (names.count(c.equations[i].name))
+      (at.present() ? at : equations.elements()[i])
+          .fail("the name '" + c.equations[i].name + "' is already used by " +
+                names[c.equations[i].name] + "; names must be unique");
+    names[c.equations[i].name] = equations.element_key(i);
+  }
+  const JsonNode conditions = root["conditions"];
+  if (!conditions.present()) return;
+  const auto nodes = conditions.elements();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    ConditionSpec cond = read_condition(nodes[i], i, c);
+    if (names.count(cond.name))
+      (nodes[i]["name"].present() ? nodes[i]["name"] : nodes[i])
+          .fail("the name '" + cond.name + "' is already used by " + names[cond.name] +
+                "; give each equation and condition its own \"name\"");
+    names[cond.name] = nodes[i].key();
+    c.conditions.push_back(std::move(cond));
+  }
+}
+
+}  // namespace tessera::io::detail

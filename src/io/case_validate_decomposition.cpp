@@ -1,0 +1,135 @@
+// "decomposition" and the per-subdomain overrides in "subdomains".
+#include <algorithm>
+
+#include "tessera/io/case_detail.hpp"
+
+namespace tessera::io::detail {
+
+namespace {
+
+/// The extent of a coordinate where the case fixes it (box/interval geometry, time range).
+std::optional<std::array<double, 2>> extent_of(const Case& c, const std::string& name) {
+  if (c.time && name == c.time->name) return c.time->range;
+  const auto it = std::find(c.coordinates.begin(), c.coordinates.end(), name);
+  const auto axis = static_cast<std::size_t>(it - c.coordinates.begin());
+  if (axis < c.geometry.box.size()) return c.geometry.box[axis];
+  return std::nullopt;
+}
+
+void check_axis_name(const JsonNode& node, const std::string& name, const Case& c) {
+  const auto axes = coordinates_and_time(c);
+  if (std::find(axes.begin(), axes.end(), name) == axes.end())
+    node.fail("'" + name + "' is not a coordinate; expected one of " + quoted_list(axes) +
+              suggest(name, axes));
+}
+
+/// How many subdomains the cut grid has.
+int64_t subdomain_count(const DecompositionSpec& d) {
+  if (d.method == "none") return 1;
+  int64_t count = 1;
+  for (const auto& [axis, pieces] : d.split) count *= pieces;
+  for (const auto& [axis, cuts] : d.cuts) count *= static_cast<int64_t>(cuts.size()) + 1;
+  return count;
+}
+
+}  // namespace
+
+void read_decomposition(const JsonNode& root, Case& c) {
+  const JsonNode node = root["decomposition"];
+  if (!node.present()) return;
+  node.check_object({"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain"});
+  DecompositionSpec& d = c.decomposition;
+  d.method = node["method"].choice({"none", "xpinn", "cpinn"}, d.method);
+
+  if (d.method == "none") {
+    for (const char* key : {"split", "cuts", "balance", "interface"})
+      if (node[key].present())
+        node[key].fail(std::string("needs a decomposition; set \"method\": \"xpinn\" or "
+                                   "\"cpinn\" (method is \"none\": one network)"));
+  }
+
+  if (const JsonNode split = node["split"]; split.present()) {
+    for (const auto& [axis, pieces] : split.members()) {
+      check_axis_name(pieces, axis, c);
+      d.split[axis] = static_cast<int>(std::min<int64_t>(pieces.integer(1), 1 << 20));
+    }
+  }
+  if (const JsonNode cuts = node["cuts"]; cuts.present()) {
+    for (const auto& [axis, list] : cuts.members()) {
+      check_axis_name(list, axis, c);
+      if (d.split.count(axis))
+        list.fail("'" + axis + "' is also in decomposition.split; give either split or cuts for a "
+                  "coordinate");
+      std::vector<double> positions;
+      for (const auto& cut : list.elements(1, "cut position")) positions.push_back(cut.number());
+      for (std::size_t i = 1; i < positions.size(); ++i)
+        if (!(positions[i - 1] < positions[i]))
+          list.fail("cut positions must be strictly increasing, got " + list.describe());
+      if (const auto extent = extent_of(c, axis))
+        for (std::size_t i = 0; i < positions.size(); ++i)
+          if (!(positions[i] > (*extent)[0] && positions[i] < (*extent)[1]))
+            list.elements()[i].fail("cut " + list.elements()[i].describe() + " is outside the " +
+                                    "range of '" + axis + "' (" + number_text((*extent)[0]) +
+                                    ", " + number_text((*extent)[1]) +
+                                    "); cuts must lie strictly inside it");
+      d.cuts[axis] = positions;
+    }
+  }
+  if (const JsonNode balance = node["balance"]; balance.present()) {
+    d.balance = balance.choice({"measure"});
+    if (d.split.empty())
+      balance.fail("\"measure\" places the cuts of decomposition.split; add \"split\": "
+                   "{\"x\": 2, ...} to say how many pieces per coordinate");
+    if (!d.cuts.empty())
+      balance.fail("\"measure\" places the cuts itself; remove decomposition.cuts or balance");
+  }
+  if (const JsonNode iface = node["interface"]; iface.present()) {
+    iface.check_object({"points", "weights"});
+    d.interface.points = iface["points"].integer(1, d.interface.points);
+    if (const JsonNode weights = iface["weights"]; weights.present()) {
+      weights.check_object({"continuity", "residual", "flux", "gradient"});
+      for (const auto& [term, w] : weights.members())
+        d.interface.weights[term] = w.number(Range::non_negative);
+    }
+  }
+  d.ranks_per_subdomain = static_cast<int>(
+      std::min<int64_t>(node["ranks_per_subdomain"].integer(1, d.ranks_per_subdomain), 1 << 20));
+
+  if (d.method == "cpinn") {
+    const JsonNode equations = root["equations"];
+    for (std::size_t i = 0; i < c.equations.size(); ++i)
+      if (c.equations[i].flux.empty())
+        equations.elements()[i].fail(
+            "missing \"flux\", which decomposition.method \"cpinn\" needs: one expression per "
+            "spatial coordinate (" + quoted_list(c.coordinates) + "), e.g. [\"-u_x\", \"-u_y\"]");
+  }
+}
+
+void read_subdomains(const JsonNode& root, Case& c) {
+  const JsonNode node = root["subdomains"];
+  if (!node.present()) return;
+  const int64_t count = subdomain_count(c.decomposition);
+  for (const auto& [id_text, entry] : node.members()) {
+    const bool digits = !id_text.empty() && id_text.size() < 10 &&
+                        std::all_of(id_text.begin(), id_text.end(),
+                                    [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!digits || std::to_string(std::stol(id_text)) != id_text)
+      entry.fail("'" + id_text + "' is not a subdomain id; use \"0\", \"1\", ... (row-major over "
+                 "the cut grid, first coordinate fastest)");
+    const int id = static_cast<int>(std::stol(id_text));
+    if (id >= count)
+      entry.fail("subdomain " + id_text + " does not exist: the decomposition has " +
+                 std::to_string(count) + " subdomain" + (count == 1 ? "" : "s") + " (ids 0 to " +
+                 std::to_string(count - 1) + ")");
+    entry.check_object({"network", "collocation"});
+    SubdomainOverride o;
+    if (entry["network"].present()) o.network = read_network(entry["network"], c.network);
+    if (const JsonNode collocation = entry["collocation"]; collocation.present()) {
+      collocation.check_object({"points"});
+      o.collocation_points = collocation.required("points", "\"points\": 4096").integer(1);
+    }
+    c.subdomains[id] = o;
+  }
+}
+
+}  // namespace tessera::io::detail

@@ -1,0 +1,43 @@
+// "output": directory (relative to the working directory), grid or mesh, every.
+#include <algorithm>
+
+#include "tessera/io/case_detail.hpp"
+
+namespace tessera::io::detail {
+
+void read_output(const JsonNode& root, Case& c) {
+  OutputSpec& out = c.output;
+  out.directory = "results/" + c.name;
+  const JsonNode node = root["output"];
+  if (!node.present()) return;
+  node.check_object({"directory", "grid", "mesh", "every"});
+  const JsonNode directory = node["directory"];
+  out.directory = directory.string(out.directory);
+  if (out.directory.empty()) directory.fail("expected a directory path, got \"\"");
+
+  const JsonNode grid = node["grid"];
+  const JsonNode mesh = node["mesh"];
+  if (grid.present() && mesh.present())
+    mesh.fail("give either output.grid (box-shaped domains) or output.mesh, not both");
+  if (grid.present()) {
+    const auto axes = coordinates_and_time(c);
+    for (const auto& [axis, points] : grid.members()) {
+      if (std::find(axes.begin(), axes.end(), axis) == axes.end())
+        points.fail("'" + axis + "' is not a coordinate; expected one of " + quoted_list(axes) +
+                    suggest(axis, axes));
+      out.grid[axis] = points.integer(2);
+    }
+    for (const auto& axis : axes)
+      if (!out.grid.count(axis))
+        grid.fail("missing '" + axis + "'; give the number of points for every coordinate (" +
+                  quoted_list(axes) + ")");
+  }
+  if (mesh.present()) {
+    mesh.check_object({"max_cell_size"});
+    out.mesh_max_cell_size =
+        mesh.required("max_cell_size", "\"max_cell_size\": 0.02").number(Range::positive);
+  }
+  out.every = node["every"].integer(0, out.every);
+}
+
+}  // namespace tessera::io::detail

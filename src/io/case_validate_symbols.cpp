@@ -1,0 +1,132 @@
+// The run's identity and its symbols: name, seed, dtype, device, constants, coordinates, time,
+// fields, parameters. Every symbol an expression can use must be distinct and not built in.
+#include <algorithm>
+#include <map>
+
+#include "tessera/io/case_detail.hpp"
+
+namespace tessera::io::detail {
+
+const std::vector<std::string>& top_level_keys() {
+  static const std::vector<std::string> keys = {
+      "name",        "seed",          "dtype",      "device",     "constants", "coordinates",
+      "time",        "fields",        "geometry",   "equations",  "conditions", "exact",
+      "reference",   "parameters",    "decomposition", "subdomains", "network",  "training",
+      "output"};
+  return keys;
+}
+
+namespace {
+
+/// Names an expression already gives a meaning to.
+const std::vector<std::string>& built_in_names() {
+  static const std::vector<std::string> names = {
+      "pi",   "e",    "sin",   "cos",  "tan",  "asin", "acos", "atan", "atan2", "sinh", "cosh",
+      "tanh", "exp",  "log",   "sqrt", "abs",  "sign", "min",  "max",  "pow",   "if",   "lap",
+      "D"};
+  return names;
+}
+
+/// Tracks every symbol declared so far, to report clashes with where the first one came from.
+class Symbols {
+ public:
+  void declare(const std::string& name, const JsonNode& at, const std::string& what) {
+    const auto& reserved = built_in_names();
+    if (std::find(reserved.begin(), reserved.end(), name) != reserved.end())
+      at.fail("'" + name + "' is built into expressions (" +
+              (name == "pi" || name == "e" ? std::string("the constant ") + name
+                                           : "a function") +
+              "); choose another name for this " + what);
+    auto it = origin_.find(name);
+    if (it != origin_.end())
+      at.fail("'" + name + "' is already declared at " + it->second +
+              "; every coordinate, field, constant and parameter needs its own name");
+    origin_[name] = at.key();
+  }
+
+ private:
+  std::map<std::string, std::string> origin_;
+};
+
+void check_identifier(const std::string& name, const JsonNode& at, const std::string& what) {
+  if (!is_plain_identifier(name))
+    at.fail("'" + name + "' is not a valid " + what +
+            " name; use a letter followed by letters and digits (no '_', which starts "
+            "derivative suffixes such as u_xx)");
+}
+
+}  // namespace
+
+void read_symbols(const JsonNode& root, Case& c) {
+  const JsonNode name = root.required("name", "\"name\": \"my_run\" (names the run and its output)");
+  c.name = name.string();
+  if (c.name.empty() || c.name.find_first_of("/\\ \t\n") != std::string::npos)
+    name.fail("expected a non-empty run name without spaces or slashes, got " + name.describe());
+  c.seed = root["seed"].unsigned_integer(c.seed);
+  c.dtype = root["dtype"].choice({"float32", "float64"}, c.dtype);
+  c.device = root["device"].choice({"auto", "cpu", "cuda"}, c.device);
+
+  Symbols symbols;
+  const JsonNode coordinates =
+      root.required("coordinates", "\"coordinates\": [\"x\", \"y\"] (1 to 3 spatial coordinates)");
+  const auto coordinate_nodes = coordinates.elements(1, "coordinate");
+  if (coordinate_nodes.size() > 3)
+    coordinates.fail("expected 1 to 3 spatial coordinates, got " +
+                     std::to_string(coordinate_nodes.size()) +
+                     "; time goes in \"time\": {\"name\": \"t\", \"range\": [0, 1]}");
+  for (const auto& node : coordinate_nodes) {
+    c.coordinates.push_back(node.string());
+    check_identifier(c.coordinates.back(), node, "coordinate");
+    symbols.declare(c.coordinates.back(), node, "coordinate");
+  }
+
+  if (const JsonNode time = root["time"]; time.present()) {
+    time.check_object({"name", "range"});
+    TimeSpec spec;
+    const JsonNode time_name = time["name"];
+    spec.name = time_name.string(spec.name);
+    if (time_name.present()) check_identifier(spec.name, time_name, "time");
+    symbols.declare(spec.name, time_name.present() ? time_name : time, "time coordinate");
+    const JsonNode range = time.required("range", "\"range\": [start, end]");
+    const auto ends = range.elements(2, "number");
+    if (ends.size() != 2) range.fail("expected [start, end], got " + range.describe());
+    spec.range = {ends[0].number(), ends[1].number()};
+    if (!(spec.range[0] < spec.range[1]))
+      range.fail("expected start < end, got " + range.describe());
+    c.time = spec;
+  }
+
+  const JsonNode fields = root.required("fields", "\"fields\": [\"u\"] (the unknowns)");
+  for (const auto& node : fields.elements(1, "field")) {
+    c.fields.push_back(node.string());
+    check_identifier(c.fields.back(), node, "field");
+    symbols.declare(c.fields.back(), node, "field");
+  }
+
+  if (const JsonNode constants = root["constants"]; constants.present()) {
+    for (const auto& [key, node] : constants.members()) {
+      check_identifier(key, node, "constant");
+      symbols.declare(key, node, "constant");
+      c.constants[key] = node.number();
+    }
+  }
+
+  if (const JsonNode parameters = root["parameters"]; parameters.present()) {
+    for (const auto& [key, node] : parameters.members()) {
+      check_identifier(key, node, "parameter");
+      symbols.declare(key, node, "parameter");
+      node.check_object({"initial", "trainable", "positive"});
+      ParameterSpec p;
+      p.initial = node["initial"].number(Range::any, p.initial);
+      p.trainable = node["trainable"].boolean(p.trainable);
+      p.positive = node["positive"].boolean(p.positive);
+      if (p.positive && !(p.initial > 0))
+        (node["initial"].present() ? node["initial"] : node)
+            .fail("a positive parameter needs a positive \"initial\" value, got " +
+                  node["initial"].describe());
+      c.parameters[key] = p;
+    }
+  }
+}
+
+}  // namespace tessera::io::detail

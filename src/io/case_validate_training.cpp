@@ -1,0 +1,127 @@
+// "training": collocation, derivatives, stages (each optimizer takes its own keys), weights
+// (fixed per loss term, or adaptive), logging, checkpoints and the time limit.
+#include <algorithm>
+
+#include "tessera/io/case_detail.hpp"
+
+namespace tessera::io::detail {
+
+namespace {
+
+const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr", "decay", "clip",
+                                            "points"};
+const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr", "history",
+                                             "tolerance", "points"};
+
+StageSpec read_stage(const JsonNode& node) {
+  if (!node.present() || !node.value().is_object())
+    node.fail("expected a stage object such as {\"optimizer\": \"adam\", \"iterations\": 1000}, "
+              "got " + node.describe());
+  std::vector<std::string> any_keys = adam_keys;
+  any_keys.insert(any_keys.end(), lbfgs_keys.begin() + 3, lbfgs_keys.end() - 1);
+  node.check_object(any_keys);  // misspelt keys first, with a hint
+  StageSpec stage;
+  stage.key = node.key();
+  stage.optimizer =
+      node.required("optimizer", "\"optimizer\": \"adam\" or \"lbfgs\"").choice({"adam", "lbfgs"});
+  const bool adam = stage.optimizer == "adam";
+  const auto& own = adam ? adam_keys : lbfgs_keys;
+  const auto& other = adam ? lbfgs_keys : adam_keys;
+  for (const auto& [key, child] : node.members()) {
+    if (std::find(own.begin(), own.end(), key) != own.end()) continue;
+    if (std::find(other.begin(), other.end(), key) != other.end())
+      child.fail("not a key of an " + stage.optimizer + " stage (only " +
+                 (adam ? "lbfgs" : "adam") + " takes it); " + stage.optimizer + " takes " +
+                 quoted_list(own));
+  }
+  stage.iterations = node["iterations"].integer(1, stage.iterations);
+  stage.lr = node["lr"].number(Range::positive, adam ? 1e-3 : 1.0);
+  if (const JsonNode points = node["points"]; points.present())
+    stage.collocation_points = points.integer(1);
+  if (adam) {
+    if (const JsonNode decay = node["decay"]; decay.present()) {
+      decay.check_object({"rate", "every"});
+      DecaySpec d;
+      d.rate = decay.required("rate", "\"rate\": 0.9 (the factor applied to lr)")
+                   .number(Range::positive);
+      d.every = decay["every"].integer(1, d.every);
+      stage.decay = d;
+    }
+    if (const JsonNode clip = node["clip"]; clip.present()) stage.clip = clip.number(Range::positive);
+  } else {
+    stage.history = node["history"].integer(1, stage.history);
+    stage.tolerance = node["tolerance"].number(Range::non_negative, stage.tolerance);
+  }
+  return stage;
+}
+
+void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
+  std::vector<std::string> terms;
+  for (const auto& eq : c.equations) terms.push_back(eq.name);
+  for (const auto& cond : c.conditions) terms.push_back(cond.name);
+  const std::vector<std::string> interface = {"continuity", "residual_jump", "flux", "gradient"};
+  std::vector<std::string> valid = terms;
+  valid.insert(valid.end(), interface.begin(), interface.end());
+  for (const char* k : {"adaptive", "adaptive_every", "adaptive_alpha"}) valid.push_back(k);
+
+  for (const auto& [key, child] : node.members()) {
+    if (key == "adaptive") {
+      w.adaptive = child.choice({"grad_norm"});
+    } else if (key == "adaptive_every") {
+      w.adaptive_every = child.integer(1);
+    } else if (key == "adaptive_alpha") {
+      w.adaptive_alpha = child.number(Range::non_negative);
+      if (!(w.adaptive_alpha < 1)) child.fail("expected a number in [0, 1), got " + child.describe());
+    } else if (std::find(terms.begin(), terms.end(), key) != terms.end()) {
+      w.fixed[key] = child.number(Range::non_negative);
+    } else if (std::find(interface.begin(), interface.end(), key) != interface.end()) {
+      if (c.decomposition.method == "none")
+        child.fail("interface loss terms exist only with a decomposition; set "
+                   "decomposition.method to \"xpinn\" or \"cpinn\", or remove this weight");
+      w.fixed[key] = child.number(Range::non_negative);
+    } else {
+      child.fail("not a loss term; the terms are " + quoted_list(terms) +
+                 (c.decomposition.method == "none" ? "" : " and " + quoted_list(interface)) +
+                 ", or use \"adaptive\": \"grad_norm\"" + suggest(key, valid));
+    }
+  }
+  for (const char* k : {"adaptive_every", "adaptive_alpha"})
+    if (node[k].present() && w.adaptive.empty())
+      node[k].fail("only used with \"adaptive\": \"grad_norm\"; add it or remove this key");
+}
+
+}  // namespace
+
+void read_training(const JsonNode& root, Case& c) {
+  const JsonNode node = root.required(
+      "training", "\"training\": {\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}]}");
+  node.check_object({"collocation", "derivatives", "stages", "weights", "log_every",
+                     "checkpoint_every", "time_limit"});
+  TrainingSpec& t = c.training;
+
+  if (const JsonNode collocation = node["collocation"]; collocation.present()) {
+    collocation.check_object({"points", "sampler", "resample_every", "adaptive"});
+    CollocationSpec& col = t.collocation;
+    col.points = collocation["points"].integer(1, col.points);
+    col.sampler = collocation["sampler"].choice({"uniform", "lhs", "sobol"}, col.sampler);
+    col.resample_every = collocation["resample_every"].integer(0, col.resample_every);
+    if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present()) {
+      if (!adaptive.value().is_object())
+        adaptive.fail("expected an object of refinement settings {...}, got " + adaptive.describe());
+      col.adaptive = adaptive.value();
+    }
+  }
+  t.derivatives = node["derivatives"].choice({"auto", "autograd", "taylor"}, t.derivatives);
+
+  const JsonNode stages = node.required(
+      "stages", "\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");
+  for (const auto& stage : stages.elements(1, "stage")) t.stages.push_back(read_stage(stage));
+
+  if (const JsonNode weights = node["weights"]; weights.present()) read_weights(weights, c, t.weights);
+  t.log_every = node["log_every"].integer(1, t.log_every);
+  t.checkpoint_every = node["checkpoint_every"].integer(0, t.checkpoint_every);
+  if (const JsonNode limit = node["time_limit"]; limit.present())
+    t.time_limit = limit.number(Range::positive);
+}
+
+}  // namespace tessera::io::detail

@@ -1,0 +1,55 @@
+#pragma once
+/// Private to io: the collective HDF5 side of write_grid_output (one object per file written).
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hdf5_handle.hpp"
+#include "tessera/io/grid_output.hpp"
+
+namespace tessera::io::detail {
+
+/// Root attribute names that write_grid_output sets itself.
+bool is_reserved_attribute(const std::string& name);
+
+/// A grid-output file created collectively with the MPI-IO driver. Every method is collective
+/// over the communicator and must be called in the same order with the same names on all
+/// ranks; data arguments are each rank's own (sorted, disjoint) points. Throws tessera::Error.
+class ParallelGridFile {
+ public:
+  ParallelGridFile(MPI_Comm comm, const std::string& path, const GridLayout& layout);
+
+  /// /grid/<coord> float64 [n] for every axis (rank 0's data).
+  void write_axes();
+  /// /fields/<name> float64 C-order grid, NaN where nobody writes. `indices` sorted ascending.
+  void write_field(const std::string& name, const std::vector<int64_t>& indices,
+                   const std::vector<double>& values);
+  /// /fields/subdomain int32, -1 where nobody writes.
+  void write_subdomain(const std::vector<int64_t>& indices, const std::vector<int32_t>& values);
+  /// /parameters/<name> float64 scalars (no group when empty).
+  void write_parameters(const std::map<std::string, double>& parameters);
+  /// Root attributes: case_name, coordinates, time_coordinate, then info's own.
+  void write_root_attributes(const GridFileInfo& info);
+  /// /steps/<k>/<field>: virtual datasets mapping time slice k of /fields/<field>.
+  void write_time_step_views(const std::vector<std::string>& fields);
+  /// /xdmf/points [n, 3] and /xdmf/segments [max(n-1, 1), 2] for a line (first axis).
+  void write_line_helpers();
+  /// Closes the file (collective flush); throws if HDF5 reports a failure.
+  void close();
+
+ private:
+  void write_points(const std::string& path, hid_t type, const void* fill,
+                    const std::vector<int64_t>& indices, const void* values);
+  void write_root_only(hid_t dataset, hid_t mem_type, const void* data, hsize_t count);
+
+  std::string path_;
+  GridLayout layout_;
+  int rank_ = 0;
+  H5Handle file_;
+  H5Handle collective_;  ///< dataset transfer property list: collective MPI-IO
+};
+
+}  // namespace tessera::io::detail

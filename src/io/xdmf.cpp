@@ -1,0 +1,130 @@
+#include "tessera/io/xdmf.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::io {
+
+namespace {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+/// Shortest of 15 or 17 significant digits that reads back as the same double.
+std::string number(double value) {
+  std::ostringstream s15;
+  s15.precision(15);
+  s15 << value;
+  if (std::strtod(s15.str().c_str(), nullptr) == value) return s15.str();
+  std::ostringstream s17;
+  s17.precision(17);
+  s17 << value;
+  return s17.str();
+}
+
+std::string dims(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (int64_t n : shape) out += (out.empty() ? "" : " ") + std::to_string(n);
+  return out;
+}
+
+struct Writer {
+  std::ostringstream out;
+  std::string h5;
+
+  void data_item(int indent, const std::vector<int64_t>& shape, bool is_int, const std::string& dataset) {
+    out << std::string(indent, ' ') << "<DataItem Dimensions=\"" << dims(shape) << "\" NumberType=\""
+        << (is_int ? "Int" : "Float") << "\" Precision=\"" << (is_int ? 4 : 8) << "\" Format=\"HDF\">"
+        << escape(h5) << ":" << escape(dataset) << "</DataItem>\n";
+  }
+};
+
+}  // namespace
+
+std::string xdmf_text(const GridLayout& layout, const std::vector<std::string>& fields,
+                      bool with_subdomain, const std::string& h5_file_name,
+                      const std::string& grid_name) {
+  layout.validate();
+  // A layout with time only is drawn as a line over time; otherwise time makes a collection.
+  const bool temporal = layout.has_time && layout.spatial_dims() >= 1;
+  const int space = temporal ? layout.spatial_dims() : static_cast<int>(layout.names.size());
+  std::vector<int64_t> space_shape;  // XDMF order: slowest first [nz?, ny?, nx]
+  for (int a = space - 1; a >= 0; --a) space_shape.push_back(static_cast<int64_t>(layout.axes[a].size()));
+  const int64_t n_points = [&] {
+    int64_t n = 1;
+    for (int64_t s : space_shape) n *= s;
+    return n;
+  }();
+
+  Writer w;
+  w.h5 = h5_file_name;
+  w.out << "<?xml version=\"1.0\" ?>\n"
+        << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+        << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
+        << "  <Domain>\n";
+
+  // One uniform grid; `step` < 0: the whole (space-only) arrays under /fields.
+  auto grid = [&](int indent, const std::string& name, long step) {
+    const std::string pad(indent, ' ');
+    w.out << pad << "<Grid Name=\"" << escape(name) << "\" GridType=\"Uniform\">\n";
+    if (step >= 0) w.out << pad << "  <Time Value=\"" << number(layout.axes.back()[step]) << "\"/>\n";
+    if (space == 1) {
+      // A line: a rectilinear "1DRectMesh" does not exist in XDMF, and a 2DRectMesh with one
+      // row is a surface to ParaView's filters; explicit segments give a real polyline.
+      const int64_t segments = std::max<int64_t>(n_points - 1, 1);
+      w.out << pad << "  <Topology TopologyType=\"Polyline\" NodesPerElement=\"2\" NumberOfElements=\""
+            << segments << "\">\n";
+      w.data_item(indent + 4, {segments, 2}, true, "/xdmf/segments");
+      w.out << pad << "  </Topology>\n" << pad << "  <Geometry GeometryType=\"XYZ\">\n";
+      w.data_item(indent + 4, {n_points, 3}, false, "/xdmf/points");
+      w.out << pad << "  </Geometry>\n";
+    } else {
+      // Topology dimensions run slowest first (nz ny nx) but VXVYVZ lists the axes x, y, z.
+      w.out << pad << "  <Topology TopologyType=\"" << space << "DRectMesh\" Dimensions=\""
+            << dims(space_shape) << "\"/>\n"
+            << pad << "  <Geometry GeometryType=\"" << (space == 2 ? "VXVY" : "VXVYVZ") << "\">\n";
+      for (int a = 0; a < space; ++a) {
+        w.data_item(indent + 4, {static_cast<int64_t>(layout.axes[a].size())}, false, "/grid/" + layout.names[a]);
+      }
+      w.out << pad << "  </Geometry>\n";
+    }
+    auto attribute = [&](const std::string& field, bool is_int) {
+      const std::string dataset = step >= 0 ? "/steps/" + std::to_string(step) + "/" + field : "/fields/" + field;
+      w.out << pad << "  <Attribute Name=\"" << escape(field) << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+      w.data_item(indent + 4, space_shape, is_int, dataset);
+      w.out << pad << "  </Attribute>\n";
+    };
+    for (const auto& field : fields) attribute(field, false);
+    if (with_subdomain) attribute("subdomain", true);
+    w.out << pad << "</Grid>\n";
+  };
+
+  if (temporal) {
+    w.out << "    <Grid Name=\"" << escape(grid_name) << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    const auto& times = layout.axes.back();
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      grid(6, grid_name + "_" + std::to_string(k), static_cast<long>(k));
+    }
+    w.out << "    </Grid>\n";
+  } else {
+    grid(4, grid_name, -1);
+  }
+  w.out << "  </Domain>\n</Xdmf>\n";
+  return w.out.str();
+}
+
+}  // namespace tessera::io

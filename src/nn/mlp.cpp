@@ -1,0 +1,107 @@
+#include "tessera/nn/mlp.hpp"
+
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/rng.hpp"
+#include "tessera/core/text.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::nn {
+
+Activation parse_activation(const std::string& name, const std::string& key) {
+  if (name == "tanh") return Activation::tanh;
+  if (name == "sin") return Activation::sin;
+  if (name == "gelu") return Activation::gelu;
+  if (name == "silu") return Activation::silu;
+  TESSERA_FAIL(key << ": unknown activation '" << name << "'"
+                   << core::did_you_mean(name, {"tanh", "sin", "gelu", "silu"})
+                   << "; use tanh, sin, gelu or silu");
+}
+
+torch::Tensor activate(Activation activation, const torch::Tensor& z) {
+  switch (activation) {
+    case Activation::tanh: return torch::tanh(z);
+    case Activation::sin: return torch::sin(z);
+    case Activation::gelu: return torch::gelu(z);
+    case Activation::silu: return torch::silu(z);
+  }
+  return z;
+}
+
+namespace {
+
+torch::Tensor random_tensor(core::Rng& rng, std::vector<int64_t> shape, double std_dev,
+                            bool uniform) {
+  auto t = torch::empty(shape, torch::kFloat64);
+  auto* data = t.data_ptr<double>();
+  // Uniform Xavier: U(-a, a) with a = sqrt(3) * std, which has the same variance.
+  const double half_width = std::sqrt(3.0) * std_dev;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    data[i] = uniform ? (2.0 * rng.uniform() - 1.0) * half_width : rng.normal() * std_dev;
+  return t;
+}
+
+}  // namespace
+
+MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
+  TESSERA_CHECK(options_.inputs >= 1 && options_.outputs >= 1, "network needs inputs and outputs");
+  TESSERA_CHECK(static_cast<int64_t>(options_.lower.size()) == options_.inputs &&
+                    static_cast<int64_t>(options_.upper.size()) == options_.inputs,
+                "network input box must have one range per input");
+  core::Rng rng(options_.seed, options_.subdomain, "init");
+
+  auto lower = torch::tensor(options_.lower, torch::kFloat64);
+  auto upper = torch::tensor(options_.upper, torch::kFloat64);
+  shift_ = register_buffer("shift", (lower + upper) / 2);
+  scale_ = register_buffer("scale", 2.0 / (upper - lower));
+
+  int64_t width = options_.inputs;
+  if (options_.fourier_count > 0) {
+    fourier_ = register_buffer(
+        "fourier", random_tensor(rng, {options_.inputs, options_.fourier_count},
+                                 options_.fourier_scale, /*uniform=*/false));
+    width = 2 * options_.fourier_count;
+  }
+  std::vector<int64_t> widths = options_.hidden;
+  widths.push_back(options_.outputs);
+  for (std::size_t layer = 0; layer < widths.size(); ++layer) {
+    const int64_t out = widths[layer];
+    const double std_dev = std::sqrt(2.0 / static_cast<double>(width + out));
+    weights_.push_back(register_parameter(
+        "weight" + std::to_string(layer),
+        random_tensor(rng, {out, width}, std_dev, options_.xavier_uniform)));
+    biases_.push_back(register_parameter("bias" + std::to_string(layer),
+                                         torch::zeros({out}, torch::kFloat64)));
+    if (options_.adaptive_scale && layer + 1 < widths.size()) {
+      slopes_.push_back(register_parameter("slope" + std::to_string(layer),
+                                           torch::full({}, 1.0 / *options_.adaptive_scale,
+                                                       torch::kFloat64)));
+    }
+    width = out;
+  }
+}
+
+torch::Tensor MlpImpl::features(const torch::Tensor& x) const {
+  auto z = (x - shift_) * scale_;
+  if (fourier_.defined()) {
+    auto projected = 2.0 * M_PI * torch::matmul(z, fourier_);
+    z = torch::cat({torch::sin(projected), torch::cos(projected)}, 1);
+  }
+  return z;
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  auto z = features(x);
+  const std::size_t layers = weights_.size();
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    z = torch::addmm(biases_[layer], z, weights_[layer].t());
+    if (layer + 1 < layers) {
+      if (!slopes_.empty()) z = z * (*options_.adaptive_scale * slopes_[layer]);
+      z = activate(options_.activation, z);
+    }
+  }
+  return z;
+}
+
+}  // namespace tessera::nn

@@ -1,0 +1,143 @@
+#include "tessera/physics/condition_group.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::physics {
+
+std::vector<std::string> normal_names(const std::vector<std::string>& spatial) {
+  std::vector<std::string> names;
+  for (const auto& s : spatial) names.push_back("n_" + s);
+  return names;
+}
+
+namespace {
+
+/// du/dn = sum_i n_i du/dx_i; the normals are the extras named in `normals` (axis order).
+torch::Tensor normal_derivative(const Condition& c, const expr::Environment& env,
+                                const std::vector<std::string>& normals) {
+  torch::Tensor sum;
+  for (std::size_t axis = 0; axis < normals.size(); ++axis) {
+    const auto& du = env.derivatives.at(expr::DerivativeKey{c.field, {static_cast<int>(axis)}});
+    auto term = env.extra.at(normals[axis]) * du;
+    sum = sum.defined() ? sum + term : term;
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::set<expr::DerivativeKey> condition_derivatives(const Condition& c, int spatial_dims) {
+  std::set<expr::DerivativeKey> keys;
+  for (const auto* e : {&c.value, &c.a, &c.b, &c.expression})
+    if (e->has_value()) keys.insert((*e)->derivatives().begin(), (*e)->derivatives().end());
+  switch (c.type) {
+    case ConditionType::dirichlet: keys.insert({c.field, {}}); break;
+    case ConditionType::initial:
+      keys.insert(c.time_axis >= 0 ? expr::DerivativeKey{c.field, {c.time_axis}}
+                                   : expr::DerivativeKey{c.field, {}});
+      break;
+    case ConditionType::robin: keys.insert({c.field, {}}); [[fallthrough]];
+    case ConditionType::neumann:
+      for (int axis = 0; axis < spatial_dims; ++axis) keys.insert({c.field, {axis}});
+      break;
+    case ConditionType::residual: break;
+  }
+  return keys;
+}
+
+torch::Tensor condition_residual(const Condition& c, const expr::Environment& env,
+                                 const std::vector<std::string>& normals) {
+  auto field = [&](std::vector<int> wrt) { return env.derivatives.at({c.field, std::move(wrt)}); };
+  switch (c.type) {
+    case ConditionType::dirichlet: return field({}) - c.value->evaluate(env);
+    case ConditionType::initial:
+      return (c.time_axis >= 0 ? field({c.time_axis}) : field({})) - c.value->evaluate(env);
+    case ConditionType::neumann:
+      return normal_derivative(c, env, normals) - c.value->evaluate(env);
+    case ConditionType::robin:
+      return c.a->evaluate(env) * field({}) +
+             c.b->evaluate(env) * normal_derivative(c, env, normals) -
+             c.value->evaluate(env);
+    case ConditionType::residual: return c.expression->evaluate(env);
+  }
+  TESSERA_FAIL("unknown condition type");
+}
+
+ConditionGroup::ConditionGroup(Condition condition, std::shared_ptr<const geometry::Domain> region,
+                               int64_t points, geometry::SamplerKind sampler, core::Rng rng,
+                               PointOptions options)
+    : condition_(std::move(condition)),
+      region_(std::move(region)),
+      points_(points),
+      sampler_(sampler),
+      rng_(rng),
+      options_(options) {
+  resample();
+}
+
+void ConditionGroup::resample() {
+  auto sample = region_->sample_boundary(condition_.on, points_, sampler_, rng_);
+  x_ = sample.points.to(options_.device, options_.dtype);
+  normals_ = sample.normals.to(options_.device, options_.dtype);
+}
+
+std::set<expr::DerivativeKey> ConditionGroup::derivatives() const {
+  return condition_derivatives(condition_, region_->spatial_dims());
+}
+
+std::vector<TermValue> ConditionGroup::evaluate(const FieldEvaluator& fields,
+                                                bool create_graph) const {
+  std::map<std::string, torch::Tensor> normals;
+  const auto names = normal_names(region_->spatial_names());
+  for (std::size_t axis = 0; axis < names.size(); ++axis)
+    normals[names[axis]] = normals_.select(1, static_cast<int64_t>(axis));
+  const auto env = fields.evaluate(x_, derivatives(), create_graph, normals);
+  const auto r = condition_residual(condition_, env, names);
+  return {{condition_.name, mean_square(r), x_.size(0)}};
+}
+
+PeriodicGroup::PeriodicGroup(std::string name,
+                             std::pair<geometry::Selector, geometry::Selector> faces, int fields,
+                             std::shared_ptr<const geometry::Domain> region, int64_t points,
+                             geometry::SamplerKind sampler, core::Rng rng, PointOptions options)
+    : name_(std::move(name)),
+      faces_(std::move(faces)),
+      fields_(fields),
+      region_(std::move(region)),
+      points_(points),
+      sampler_(sampler),
+      rng_(rng),
+      options_(options) {
+  resample();
+}
+
+void PeriodicGroup::resample() {
+  auto [low, high] = region_->sample_periodic(faces_, points_, sampler_, rng_);
+  low_ = low.points.to(options_.device, options_.dtype);
+  high_ = high.points.to(options_.device, options_.dtype);
+}
+
+std::set<expr::DerivativeKey> PeriodicGroup::derivatives() const {
+  std::set<expr::DerivativeKey> keys;
+  for (int f = 0; f < fields_; ++f) {
+    keys.insert({f, {}});
+    for (int axis = 0; axis < region_->spatial_dims(); ++axis) keys.insert({f, {axis}});
+  }
+  return keys;
+}
+
+std::vector<TermValue> PeriodicGroup::evaluate(const FieldEvaluator& fields,
+                                               bool create_graph) const {
+  const auto keys = derivatives();
+  const auto low = fields.evaluate(low_, keys, create_graph);
+  const auto high = fields.evaluate(high_, keys, create_graph);
+  std::vector<torch::Tensor> jumps;
+  for (const auto& key : keys) jumps.push_back(low.derivatives.at(key) - high.derivatives.at(key));
+  // Mean over points of the summed squared jumps of every matched quantity.
+  const auto r = torch::stack(jumps, 1);
+  const auto loss = r.numel() ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
+  return {{name_, loss, low_.size(0)}};
+}
+
+}  // namespace tessera::physics
