@@ -10,12 +10,14 @@ namespace tessera::app {
 
 int check_command(const CommandLine& line) {
   const io::Case c = io::load_case(line.case_file, line.overrides);
-  const Problem problem = build_problem(c);
-  // Building the model validates the network and sampler settings too.
-  auto model = build_subdomain(c, problem, 0, problem.domain);
+  Problem problem = build_problem(c);
+  const int ranks = parallel::Communicator::world().size();
+  const Decomposition decomposition = build_decomposition(c, problem, ranks);
+  add_interface_terms(problem, c, decomposition);
   (void)training_plan(c, problem);
   if (parallel::is_root()) {
-    print_problem_summary(std::cout, c, problem, {model.get()});
+    // The summary builds subdomain 0, which validates network and sampler settings too.
+    print_problem_summary(std::cout, c, problem, decomposition);
     std::cout << "case is valid\n";
   }
   return 0;

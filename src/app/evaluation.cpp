@@ -73,11 +73,12 @@ torch::Tensor grid_points(const io::GridLayout& layout) {
 
 Evaluator::Evaluator(parallel::Communicator comm, const Problem& problem,
                      std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of,
-                     io::GridLayout output)
+                     int subdomains, io::GridLayout output)
     : comm_(comm),
       problem_(problem),
       owned_(std::move(owned)),
       subdomain_of_(std::move(subdomain_of)),
+      subdomains_(subdomains),
       output_(std::move(output)) {
   torch::Tensor points, exact;
   if (problem_.reference) {
@@ -111,17 +112,28 @@ torch::Tensor Evaluator::values(train::SubdomainModel& model, const torch::Tenso
 
 std::map<std::string, double> Evaluator::relative_errors() {
   const auto& fields = problem_.symbols.fields;
-  std::vector<double> sums(2 * fields.size(), 0.0);  // per field: sum (u - ue)^2, sum ue^2
+  // Per field and subdomain slot: sum (u - ue)^2 and sum ue^2. One rank fills each slot and
+  // the slots are added in subdomain order, so the result is the same on any rank count.
+  const std::size_t slots = static_cast<std::size_t>(subdomains_);
+  std::vector<double> figures(2 * fields.size() * slots, 0.0);
   for (std::size_t k = 0; k < owned_.size() && k < error_points_.size(); ++k) {
     const auto u = values(*owned_[k], error_points_[k]);
+    const std::size_t slot = static_cast<std::size_t>(owned_[k]->id);
     for (std::size_t f = 0; f < fields.size(); ++f) {
       const auto exact = error_exact_[k].select(1, static_cast<int64_t>(f));
       if (exact.numel() == 0 || std::isnan(exact[0].item<double>())) continue;
-      sums[2 * f] += (u.select(1, static_cast<int64_t>(f)) - exact).pow(2).sum().item<double>();
-      sums[2 * f + 1] += exact.pow(2).sum().item<double>();
+      figures[2 * (f * slots + slot)] =
+          (u.select(1, static_cast<int64_t>(f)) - exact).pow(2).sum().item<double>();
+      figures[2 * (f * slots + slot) + 1] = exact.pow(2).sum().item<double>();
     }
   }
-  comm_.sum_in_place(sums);
+  comm_.sum_in_place(figures);
+  std::vector<double> sums(2 * fields.size(), 0.0);
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+      sums[2 * f] += figures[2 * (f * slots + slot)];
+      sums[2 * f + 1] += figures[2 * (f * slots + slot) + 1];
+    }
   std::map<std::string, double> errors;
   const bool any_known = problem_.reference || !problem_.exact.empty();
   if (!any_known) return errors;

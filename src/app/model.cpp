@@ -41,8 +41,9 @@ physics::DerivativeEngine derivative_engine(const io::Case& c) {
 
 }  // namespace
 
-std::unique_ptr<train::SubdomainModel> build_subdomain(
-    const io::Case& c, const Problem& p, int id, std::shared_ptr<const geometry::Domain> region) {
+std::unique_ptr<train::SubdomainModel> build_subdomain(const io::Case& c, const Problem& p,
+                                                       const Decomposition& d, int id) {
+  const auto region = subdomain_region(p, d.partition.subdomains().at(id));
   auto model = std::make_unique<train::SubdomainModel>();
   model->id = id;
   model->network = nn::Mlp(network_options(c, p, id, region->bounding_box()));
@@ -67,11 +68,14 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
       model->groups.push_back(std::make_unique<physics::PeriodicGroup>(
           plan.name, *plan.periodic_faces, static_cast<int>(c.fields.size()), region, plan.points,
           sampler, rng, points));
-    } else {
+    } else if (auto on = restrict_selector(*p.domain, plan.pointwise->on, *region)) {
+      physics::Condition condition = *plan.pointwise;
+      condition.on = *on;
       model->groups.push_back(std::make_unique<physics::ConditionGroup>(
-          *plan.pointwise, region, plan.points, sampler, rng, points));
+          condition, region, plan.points, sampler, rng, points));
     }
   }
+  model->interfaces = interface_sides(c, p, d, id);
   return model;
 }
 

@@ -125,6 +125,14 @@ Problem build_problem(const io::Case& c) {
 
   for (const auto& eq : c.equations) {
     p.equations.push_back({eq.name, parse(c, eq.residual, p.symbols)});
+    std::vector<expr::Expression> flux;
+    for (const auto& component : eq.flux) flux.push_back(parse(c, component, p.symbols));
+    if (!flux.empty()) {
+      TESSERA_CHECK(static_cast<int>(flux.size()) == p.domain->spatial_dims(),
+                    c.file << ": equations." << eq.name << ".flux: needs one expression per spatial "
+                           "coordinate (" << p.domain->spatial_dims() << "), got " << flux.size());
+      p.fluxes.push_back(std::move(flux));
+    }
     p.term_names.push_back(eq.name);
     p.weights[eq.name] = eq.weight;
   }

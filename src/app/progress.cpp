@@ -4,6 +4,7 @@
 #include <iostream>
 #include <set>
 
+#include "tessera/app/model.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::app {
@@ -16,13 +17,14 @@ nlohmann::json history_json(const train::LogRecord& r) {
   bool adaptive = false;
   for (const auto& [name, w] : r.weights) adaptive = adaptive || w != 1.0;
   if (adaptive) j["weights"] = r.weights;
+  if (r.interface_jump >= 0) j["interface_jump"] = r.interface_jump;
   j["time_s"] = r.time_s;
   if (r.final) j["final"] = true;
   return j;
 }
 
 void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& p,
-                           const std::vector<train::SubdomainModel*>& models) {
+                           const Decomposition& d) {
   out << "case " << c.name << " (" << c.file << ")\n";
   out << "  coordinates: ";
   for (const auto& n : p.domain->input_names()) out << n << " ";
@@ -32,27 +34,44 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
     out << (i ? " x " : "") << box.lo[i] << ", " << box.hi[i];
   out << "]\n  fields: ";
   for (const auto& f : p.symbols.fields) out << f << " ";
+  // Subdomain 0 stands for all: every subdomain has the same terms (some with no points).
+  const auto model = build_subdomain(c, p, d, 0);
   std::set<expr::DerivativeKey> derivatives;
-  int64_t parameters = 0;
-  for (auto* m : models) {
-    for (const auto& g : m->groups) {
-      auto d = g->derivatives();
-      derivatives.insert(d.begin(), d.end());
-    }
-    for (const auto& t : m->network->parameters()) parameters += t.numel();
+  for (const auto& g : model->groups) {
+    auto keys = g->derivatives();
+    derivatives.insert(keys.begin(), keys.end());
   }
+  for (const auto& side : model->interfaces) {
+    auto keys = side->derivatives();
+    derivatives.insert(keys.begin(), keys.end());
+  }
+  int64_t parameters = 0;
+  for (const auto& t : model->network->parameters()) parameters += t.numel();
   out << "\n  derivatives needed: ";
-  for (const auto& d : derivatives) out << expr::derivative_name(d, p.symbols) << " ";
-  out << "\n  loss terms (points per resample, weight):\n";
-  for (auto* m : models)
-    for (const auto& g : m->groups)
-      for (const auto& name : g->term_names())
-        out << "    " << name << ": " << g->point_count() << " points, weight " << p.weights.at(name)
-            << "\n";
+  for (const auto& key : derivatives) out << expr::derivative_name(key, p.symbols) << " ";
+  out << "\n  loss terms (weight; points per resample in subdomain 0):\n";
+  std::map<std::string, int64_t> points;
+  for (const auto& g : model->groups)
+    for (const auto& name : g->term_names()) points[name] = g->point_count();
+  for (const auto& side : model->interfaces)
+    for (const auto& name : physics::interface_term_names(d.weights)) points[name] += side->point_count();
+  for (const auto& name : p.term_names)
+    out << "    " << name << ": weight " << p.weights.at(name) << ", " << points[name] << " points\n";
+  out << "  decomposition: " << d.method << ", " << d.partition.size() << " subdomain(s), "
+      << d.partition.interfaces().size() << " interface(s)";
+  if (!d.partition.interfaces().empty()) out << " with " << d.interface_points << " points each";
+  out << "\n";
+  for (const auto& s : d.partition.subdomains()) {
+    if (d.partition.size() == 1) break;
+    out << "    subdomain " << s.id << " on rank " << d.rank_of[s.id] << ": [";
+    for (std::size_t i = 0; i < s.box.lo.size(); ++i)
+      out << (i ? " x " : "") << s.box.lo[i] << ", " << s.box.hi[i];
+    out << "]\n";
+  }
   out << "  network: " << c.network.activation << " [" << p.domain->dims();
   for (auto h : c.network.hidden) out << ", " << h;
-  out << ", " << p.symbols.fields.size() << "], " << parameters << " trainable parameters, "
-      << c.dtype << " on " << p.device << "\n";
+  out << ", " << p.symbols.fields.size() << "], " << parameters
+      << " trainable parameters per subdomain, " << c.dtype << " on " << p.device << "\n";
   int64_t iterations = 0;
   for (const auto& s : c.training.stages) iterations += s.iterations;
   out << "  training: " << c.training.stages.size() << " stage(s), " << iterations
@@ -60,6 +79,27 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   if (!p.exact.empty()) out << "  exact solution given: relative L2 error reported\n";
   if (p.reference) out << "  reference: " << *c.reference_file << "\n";
   out << std::flush;
+}
+
+void print_timing_table(const parallel::Communicator& comm, const train::LogRecord& record) {
+  const std::vector<std::string> phases{"compute", "exchange", "wait", "sync"};
+  std::vector<double> low, high, sum;
+  for (const auto& phase : phases) {
+    auto it = record.time_s.find(phase);
+    const double t = it == record.time_s.end() ? 0.0 : it->second;
+    low.push_back(-t);  // min as max of negatives
+    high.push_back(t);
+    sum.push_back(t);
+  }
+  comm.max_in_place(low);
+  comm.max_in_place(high);
+  comm.sum_in_place(sum);
+  if (comm.rank() != 0) return;
+  std::printf("time per phase over %d rank(s), seconds:   min      mean       max\n", comm.size());
+  for (std::size_t i = 0; i < phases.size(); ++i)
+    std::printf("  %-8s                         %9.3f %9.3f %9.3f\n", phases[i].c_str(), -low[i],
+                sum[i] / comm.size(), high[i]);
+  std::fflush(stdout);
 }
 
 void ProgressPrinter::print(const train::LogRecord& r) {

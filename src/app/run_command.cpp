@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "tessera/app/command_line.hpp"
+#include "tessera/app/decomposition.hpp"
 #include "tessera/app/evaluation.hpp"
 #include "tessera/app/model.hpp"
 #include "tessera/app/progress.hpp"
@@ -44,25 +45,38 @@ int run_command(const CommandLine& line) {
   const bool root = comm.rank() == 0;
   const std::string started = utc_now();
   const io::Case c = io::load_case(line.case_file, line.overrides);
-  const Problem problem = build_problem(c);
+  Problem problem = build_problem(c);
+  const Decomposition decomposition = build_decomposition(c, problem, comm.size());
+  add_interface_terms(problem, c, decomposition);
   // A bad output directory must fail now, not after hours of training.
   if (root) io::ensure_output_directory(c.output.directory);
   comm.barrier();
 
-  // One network over the whole domain, owned by rank 0 (decomposition comes with the
-  // partition module); other ranks take part in the reductions.
   std::vector<std::unique_ptr<train::SubdomainModel>> models;
-  if (root) models.push_back(build_subdomain(c, problem, 0, problem.domain));
+  for (const auto& s : decomposition.partition.subdomains())
+    if (decomposition.rank_of[s.id] == comm.rank())
+      models.push_back(build_subdomain(c, problem, decomposition, s.id));
   std::vector<train::SubdomainModel*> owned;
   for (auto& m : models) owned.push_back(m.get());
-  if (root && comm.size() > 1)
-    std::cout << "tessera: note: decomposition.method \"none\" trains one network on rank 0; "
-                 "the other " << comm.size() - 1 << " rank(s) only take part in reductions\n";
+  if (root && comm.size() > decomposition.partition.size())
+    std::cout << "tessera: note: " << decomposition.partition.size() << " subdomain(s) on "
+              << comm.size() << " ranks; ranks " << decomposition.partition.size() << ".."
+              << comm.size() - 1 << " own none and only take part in reductions\n";
 
-  SubdomainOf subdomain_of = [](const torch::Tensor& x) {
-    return torch::zeros({x.size(0)}, torch::kInt64);
-  };
-  Evaluator evaluator(comm, problem, owned, subdomain_of, output_grid(c, problem));
+  // Interface channels: each owned side talks to the rank owning the other side.
+  parallel::InterfaceExchange exchange(comm);
+  for (auto* model : owned)
+    for (const auto& side : model->interfaces) {
+      const auto& f = decomposition.partition.interfaces()[side->interface_id()];
+      const int peer = decomposition.rank_of[side->side() == 0 ? f.upper : f.lower];
+      exchange.add(side->interface_id(), side->side(), peer, side->point_count() * side->quantities());
+    }
+  const bool has_interfaces = !decomposition.partition.interfaces().empty();
+
+  const auto& partition = decomposition.partition;
+  SubdomainOf subdomain_of = [&partition](const torch::Tensor& x) { return partition.subdomain_of(x); };
+  Evaluator evaluator(comm, problem, owned, subdomain_of, decomposition.partition.size(),
+                      output_grid(c, problem));
 
   std::unique_ptr<io::HistoryWriter> history;
   if (root) history = std::make_unique<io::HistoryWriter>(c.output.directory + "/history.jsonl");
@@ -74,9 +88,11 @@ int run_command(const CommandLine& line) {
     history->append(history_json(record));
     progress.print(record);
   };
-  train::Trainer trainer(comm, owned, problem.term_names, training_plan(c, problem), callbacks);
-  if (root) print_problem_summary(std::cout, c, problem, owned);
+  train::Trainer trainer(comm, owned, decomposition.partition.size(), problem.term_names,
+                         training_plan(c, problem), callbacks, has_interfaces ? &exchange : nullptr);
+  if (root) print_problem_summary(std::cout, c, problem, decomposition);
   trainer.run();
+  print_timing_table(comm, trainer.last_record());
 
   const auto& final_record = trainer.last_record();
   io::GridFileInfo info;
@@ -85,6 +101,9 @@ int run_command(const CommandLine& line) {
   info.attributes_double["wall_seconds"] = final_record.wall_s;
   for (const auto& [field, error] : final_record.rel_l2)
     info.attributes_double["rel_l2_" + field] = error;
+  if (final_record.interface_jump >= 0)
+    info.attributes_double["interface_jump"] = final_record.interface_jump;
+  info.attributes_string["decomposition"] = decomposition.method;
   io::write_grid_output(comm, c.output.directory, c.name, evaluator.layout(),
                         evaluator.output_contribution(), info);
 

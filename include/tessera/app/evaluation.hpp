@@ -22,7 +22,7 @@ torch::Tensor grid_points(const io::GridLayout& layout);
 class Evaluator {
  public:
   Evaluator(parallel::Communicator comm, const Problem& problem,
-            std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of,
+            std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of, int subdomains,
             io::GridLayout output);
 
   /// Relative L2 error per field with an exact solution or a reference, at the reference's
@@ -43,6 +43,7 @@ class Evaluator {
   const Problem& problem_;
   std::vector<train::SubdomainModel*> owned_;
   SubdomainOf subdomain_of_;
+  int subdomains_;
   io::GridLayout output_;
   // Error points owned by this rank, per owned subdomain (index into owned_), with exact values.
   std::vector<torch::Tensor> error_points_;

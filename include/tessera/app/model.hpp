@@ -1,5 +1,6 @@
 #pragma once
 /// Builds the network and loss groups of one subdomain from the case and the problem.
+#include "tessera/app/decomposition.hpp"
 #include "tessera/app/problem.hpp"
 #include "tessera/train/plan.hpp"
 #include "tessera/train/trainer.hpp"
@@ -11,11 +12,11 @@ namespace tessera::app {
 nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box);
 
-/// Network, derivative engine and loss groups of subdomain `id` whose region is `region`.
+/// Network, derivative engine, loss groups and interface sides of subdomain `id`. A condition
+/// is sampled only where the subdomain touches its boundary part ("points" per subdomain).
 /// Random streams are keyed by (seed, id, purpose), never by rank.
-std::unique_ptr<train::SubdomainModel> build_subdomain(
-    const io::Case& c, const Problem& p, int id,
-    std::shared_ptr<const geometry::Domain> region);
+std::unique_ptr<train::SubdomainModel> build_subdomain(const io::Case& c, const Problem& p,
+                                                       const Decomposition& d, int id);
 
 /// The trainer's plan from the case's training section.
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p);

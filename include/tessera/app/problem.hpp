@@ -25,6 +25,8 @@ struct Problem {
   expr::SymbolTable symbols;
   std::shared_ptr<const geometry::Domain> domain;
   std::vector<physics::Equation> equations;
+  /// fluxes[e][k]: equation e's flux along spatial axis k (cPINN); empty when not given.
+  std::vector<std::vector<expr::Expression>> fluxes;
   std::vector<ConditionPlan> conditions;
   std::map<std::string, expr::Expression> exact;  ///< field -> closed form
   std::optional<io::Reference> reference;         ///< field values on the reference grid

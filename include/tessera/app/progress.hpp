@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/app/decomposition.hpp"
 #include "tessera/app/problem.hpp"
+#include "tessera/parallel/environment.hpp"
 #include "tessera/train/log_record.hpp"
 #include "tessera/train/trainer.hpp"
 
@@ -14,9 +16,14 @@ namespace tessera::app {
 nlohmann::json history_json(const train::LogRecord& record);
 
 /// Prints the resolved problem: coordinates, fields, derivatives needed, loss terms with their
-/// point counts and weights, network and parameter count. Used by `check` and at run start.
+/// point counts and weights, network and parameter count, subdomains and interfaces. Used by
+/// `check` and at run start (rank 0).
 void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& p,
-                           const std::vector<train::SubdomainModel*>& models);
+                           const Decomposition& d);
+
+/// Per-phase times (compute, exchange, wait, sync) as min/mean/max over ranks, so load
+/// imbalance is visible; printed by rank 0. Collective over comm.
+void print_timing_table(const parallel::Communicator& comm, const train::LogRecord& record);
 
 /// The progress line on rank 0: iteration, stage, loss, relative errors, iterations/s, ETA.
 class ProgressPrinter {

@@ -19,6 +19,7 @@ struct LogRecord {
   std::map<std::string, double> rel_l2;       ///< per field, when an exact/reference exists
   std::map<std::string, double> parameters;   ///< learned scalars
   std::map<std::string, double> time_s;       ///< compute, exchange, wait, sync (this rank)
+  double interface_jump = -1;                 ///< RMS field jump over all interfaces (-1: none)
   bool final = false;
 };
 

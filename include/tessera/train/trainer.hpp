@@ -1,28 +1,36 @@
 #pragma once
-/// The training loop: sample -> derivatives -> losses -> backward -> step, stage by stage,
-/// for the subdomains this rank owns. Loss figures are reduced over all ranks as (sum, count).
+/// The training loop: sample -> derivatives -> losses -> exchange -> backward -> step, stage by
+/// stage, for the subdomains this rank owns. Each subdomain has its own optimizer, and
+/// neighbour data is detached, so a subdomain's trajectory does not depend on which rank owns
+/// it. Global figures are reduced per subdomain slot and summed in subdomain order, so they are
+/// bit-identical on any number of ranks.
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "tessera/nn/mlp.hpp"
 #include "tessera/parallel/environment.hpp"
+#include "tessera/parallel/exchange.hpp"
+#include "tessera/physics/interface_side.hpp"
 #include "tessera/physics/loss_group.hpp"
 #include "tessera/train/log_record.hpp"
 #include "tessera/train/plan.hpp"
 
 namespace tessera::train {
 
-/// One subdomain's network and the loss groups that train it, on this rank.
+/// One subdomain's network, loss groups and interface sides, on this rank.
 struct SubdomainModel {
   int id = 0;
   nn::Mlp network{nullptr};
   std::unique_ptr<physics::FieldEvaluator> fields;
   std::vector<std::unique_ptr<physics::LossGroup>> groups;
+  std::vector<std::unique_ptr<physics::InterfaceSide>> interfaces;
+  /// The neighbour's values for each interface side (same order), from the last exchange.
+  std::vector<torch::Tensor> remote;
 };
 
 struct TrainerCallbacks {
-  /// Called on every rank at each log iteration and at the end (collective callers may reduce).
+  /// Called on every rank at each log iteration and at the end.
   std::function<void(const LogRecord&)> on_log;
   /// Relative L2 error per field; called on every rank at log iterations. Collective.
   std::function<std::map<std::string, double>()> errors;
@@ -31,9 +39,11 @@ struct TrainerCallbacks {
 class Trainer {
  public:
   /// `term_names`: every loss term of the whole problem, identical on all ranks (a rank that
-  /// owns no subdomain still takes part in the reductions).
-  Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned,
-          std::vector<std::string> term_names, TrainingPlan plan, TrainerCallbacks callbacks);
+  /// owns no subdomain still takes part in the reductions). `subdomains`: how many exist in
+  /// all. `exchange`: the interface channels of the owned subdomains (null without interfaces).
+  Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned, int subdomains,
+          std::vector<std::string> term_names, TrainingPlan plan, TrainerCallbacks callbacks,
+          parallel::InterfaceExchange* exchange = nullptr);
 
   /// Runs every stage. Collective over comm.
   void run();
@@ -43,39 +53,56 @@ class Trainer {
   /// The last global record (after run()).
   const LogRecord& last_record() const { return last_; }
 
- private:
+  /// This rank's loss figures: one slot per subdomain so reductions never depend on the
+  /// rank count.
   struct LocalLoss {
-    torch::Tensor total;  ///< weighted sum over owned subdomains, differentiable
-    /// term -> detached (mean * count) and count, for global means; read back only when logged
-    /// so a GPU run does not synchronise every iteration.
-    std::map<std::string, torch::Tensor> sums;
-    std::map<std::string, double> counts;
-    /// term -> differentiable sum of its means over owned subdomains (adaptive weighting).
-    std::map<std::string, torch::Tensor> terms;
+    torch::Tensor total;  ///< weighted sum over the included subdomains, differentiable
+    std::map<std::string, std::map<int, torch::Tensor>> sums;  ///< term -> subdomain -> mean*count
+    std::map<std::string, std::map<int, double>> counts;
+    std::map<std::string, torch::Tensor> terms;  ///< term -> differentiable sum of means
+    std::map<int, torch::Tensor> jump_sums;      ///< subdomain -> sum of squared field jumps
+    std::map<int, double> jump_counts;
+    void add(const physics::TermValue& term, int subdomain, double weight);
+    void merge(LocalLoss&& other);
   };
-  LocalLoss local_loss(bool create_graph);
-  std::vector<torch::Tensor> parameters() const;
+
+ private:
+  /// Loss of one subdomain; interface terms use `locals` (this side's values with graph) when
+  /// given, else recompute them, against the frozen `model.remote`.
+  LocalLoss subdomain_loss(SubdomainModel& model, bool create_graph,
+                           const std::vector<torch::Tensor>* locals);
+  /// Adds interface side k's terms (and its jump, on the lower side) to `loss`.
+  void add_interface_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
+                           const torch::Tensor& local) const;
+  /// Computes and sends every owned interface side's values; returns them (with graph when
+  /// `create_graph`), indexed like owned_ then like model.interfaces.
+  std::vector<std::vector<torch::Tensor>> start_exchange(bool create_graph);
+  /// Waits for the neighbours' values and stores them in each model's `remote`.
+  void finish_exchange();
+  /// All owned subdomains' losses with a fresh exchange overlapping the interior work.
+  LocalLoss exchange_and_loss(bool create_graph);
+
   void run_adam(const StagePlan& stage);
   void run_lbfgs(const StagePlan& stage);
   void apply_stage_points(const StagePlan& stage);
-  void update_adaptive_weights();
+  void update_adaptive_weights(const LocalLoss& loss);
   /// Reduces the local figures and reports. Collective over comm.
   LogRecord log(const LocalLoss& loss, const std::string& stage, double lr, bool final);
   bool time_is_up();
 
   parallel::Communicator comm_;
   std::vector<SubdomainModel*> owned_;
+  int subdomains_;
   std::vector<std::string> term_names_;
   TrainingPlan plan_;
   TrainerCallbacks callbacks_;
+  parallel::InterfaceExchange* exchange_;
   std::map<std::string, double> weights_;
   int64_t iteration_ = 0;
   int64_t total_iterations_ = 0;
   double start_time_ = 0;
   double compute_s_ = 0, sync_s_ = 0;
   LogRecord last_;
-  int64_t last_log_iteration_ = 0;
-  double last_log_time_ = 0;
   bool stop_ = false;
 };
 

@@ -1,0 +1,41 @@
+#pragma once
+/// From the case's `decomposition` to subdomain regions, interface sides and the rank map.
+#include <optional>
+
+#include "tessera/app/problem.hpp"
+#include "tessera/partition/partition.hpp"
+#include "tessera/physics/interface_side.hpp"
+
+namespace tessera::app {
+
+struct Decomposition {
+  partition::Partition partition;
+  std::vector<int> rank_of;           ///< subdomain id -> rank
+  physics::InterfaceWeights weights;  ///< zero where a term is off
+  int64_t interface_points = 0;
+  std::string method;
+};
+
+/// Cuts the problem's domain as the case says and maps subdomains to `ranks` ranks in
+/// contiguous blocks. Interface weights default by method: xpinn continuity 1 and residual 1,
+/// cpinn continuity 1 and flux 1; gradient 0; `interface.weights` overrides them.
+Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks);
+
+/// Adds the interface terms to the problem's term list and weights (once, before training).
+void add_interface_terms(Problem& p, const io::Case& c, const Decomposition& d);
+
+/// The part of the domain that subdomain `s` covers, as a Domain of its own.
+std::shared_ptr<const geometry::Domain> subdomain_region(const Problem& p,
+                                                         const partition::Subdomain& s);
+
+/// The boundary parts of `global`'s selector that lie on `region`'s boundary, as a selector
+/// of `region`; nullopt when the region touches none of them.
+std::optional<geometry::Selector> restrict_selector(const geometry::Domain& global,
+                                                    const geometry::Selector& selector,
+                                                    const geometry::Domain& region);
+
+/// Subdomain `s`'s sides of its interfaces (points generated from the interface ids).
+std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
+    const io::Case& c, const Problem& p, const Decomposition& d, int s);
+
+}  // namespace tessera::app

@@ -1,0 +1,73 @@
+#pragma once
+/// One subdomain's side of an interface: the quantities it sends to its neighbour and the
+/// interface losses it computes from the neighbour's (detached) values (XPINN, cPINN).
+#include <optional>
+#include <vector>
+
+#include "tessera/physics/equation_group.hpp"
+#include "tessera/physics/loss_group.hpp"
+
+namespace tessera::physics {
+
+/// Interface loss weights; a term with weight 0 is not computed (nor its data sent).
+struct InterfaceWeights {
+  double continuity = 0;  ///< solution average: |u - (u + u_other) / 2|^2
+  double residual = 0;    ///< residual continuity: |r - r_other|^2 for every equation
+  double flux = 0;        ///< normal flux continuity (cPINN): |F.n - F_other.n|^2
+  double gradient = 0;    ///< normal derivative continuity: |du/dn - du_other/dn|^2
+};
+
+/// Names of the interface loss terms as history.jsonl reports them.
+inline const char* continuity_term = "continuity";
+inline const char* residual_term = "residual_jump";
+inline const char* flux_term = "flux";
+inline const char* gradient_term = "gradient";
+
+/// The interface terms present for these weights, in a fixed order.
+std::vector<std::string> interface_term_names(const InterfaceWeights& weights);
+
+class InterfaceSide {
+ public:
+  /// `points` [n, inputs] on the facet normal to input `axis`; `fields` unknowns;
+  /// `fluxes[e][k]` is equation e's flux along spatial axis k (cPINN; may be empty otherwise).
+  InterfaceSide(int interface_id, int side, int axis, torch::Tensor points, int fields,
+                std::vector<Equation> equations,
+                std::vector<std::vector<expr::Expression>> fluxes, InterfaceWeights weights,
+                int spatial_dims);
+
+  int interface_id() const { return interface_id_; }
+  /// 0: the lower subdomain, 1: the upper.
+  int side() const { return side_; }
+  int64_t point_count() const { return points_.size(0); }
+  /// Values per point this side sends (and receives): fields, residuals, fluxes, gradients.
+  int64_t quantities() const;
+
+  /// This side's quantities at the interface points: [n, quantities()].
+  torch::Tensor local_values(const FieldEvaluator& fields, bool create_graph) const;
+  /// The interface terms from this side's values (with graph) and the neighbour's (detached).
+  std::vector<TermValue> losses(const torch::Tensor& local, const torch::Tensor& remote) const;
+  /// Sum over points and fields of (u - u_other)^2 (for the interface_jump metric).
+  double squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const;
+  std::set<expr::DerivativeKey> derivatives() const;
+
+ private:
+  /// Column blocks of the values: fields | residuals | fluxes | gradients.
+  struct Layout {
+    int64_t fields, residuals, fluxes, gradients;
+    int64_t residual_start() const { return fields; }
+    int64_t flux_start() const { return fields + residuals; }
+    int64_t gradient_start() const { return fields + residuals + fluxes; }
+    int64_t total() const { return fields + residuals + fluxes + gradients; }
+  };
+  Layout layout() const;
+
+  int interface_id_, side_, axis_;
+  torch::Tensor points_;
+  int fields_;
+  std::vector<Equation> equations_;
+  std::vector<std::vector<expr::Expression>> fluxes_;
+  InterfaceWeights weights_;
+  int spatial_dims_;
+};
+
+}  // namespace tessera::physics

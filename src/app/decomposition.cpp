@@ -1,0 +1,115 @@
+#include "tessera/app/decomposition.hpp"
+
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/geometry/box_shape.hpp"
+
+namespace tessera::app {
+
+Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks) {
+  const auto& spec = c.decomposition;
+  TESSERA_CHECK(spec.ranks_per_subdomain == 1,
+                c.file << ": decomposition.ranks_per_subdomain: data-parallel groups are not "
+                          "available in this version; use 1");
+  TESSERA_CHECK(spec.balance.empty(), c.file << ": decomposition.balance: \"measure\" balancing "
+                                                "needs irregular geometry, not available in this "
+                                                "version; use split or cuts");
+  partition::PartitionSpec cuts{spec.split, spec.cuts};
+  Decomposition d{partition::Partition(p.domain->bounding_box(), p.domain->input_names(), cuts,
+                                       c.file + ": decomposition"),
+                  {}, {}, spec.interface.points, spec.method};
+  d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks);
+  if (spec.method == "xpinn") d.weights.continuity = d.weights.residual = 1;
+  if (spec.method == "cpinn") d.weights.continuity = d.weights.flux = 1;
+  auto weight = [&](const char* key, double& into) {
+    if (auto it = spec.interface.weights.find(key); it != spec.interface.weights.end()) into = it->second;
+  };
+  weight("continuity", d.weights.continuity);
+  weight("residual", d.weights.residual);
+  weight("flux", d.weights.flux);
+  weight("gradient", d.weights.gradient);
+  // A periodic condition couples the two ends of its axis: it needs them in one subdomain.
+  for (const auto& cond : c.conditions) {
+    if (cond.type != "periodic") continue;
+    const int axis = p.domain->axis_index(cond.axis);
+    TESSERA_CHECK(axis < 0 || d.partition.cuts()[axis].empty(),
+                  c.file << ": " << cond.key << ": a periodic condition along '" << cond.axis
+                         << "' cannot be combined with cuts along '" << cond.axis
+                         << "'; cut along another coordinate");
+  }
+  return d;
+}
+
+void add_interface_terms(Problem& p, const io::Case& c, const Decomposition& d) {
+  if (d.partition.interfaces().empty()) return;
+  const std::map<std::string, double> defaults = {{physics::continuity_term, d.weights.continuity},
+                                                  {physics::residual_term, d.weights.residual},
+                                                  {physics::flux_term, d.weights.flux},
+                                                  {physics::gradient_term, d.weights.gradient}};
+  for (const auto& name : physics::interface_term_names(d.weights)) {
+    p.term_names.push_back(name);
+    p.weights[name] = defaults.at(name);
+  }
+  // training.weights may also name interface terms (after the defaults).
+  for (const auto& [name, w] : c.training.weights.fixed)
+    if (defaults.count(name)) p.weights[name] = w;
+}
+
+std::shared_ptr<const geometry::Domain> subdomain_region(const Problem& p,
+                                                         const partition::Subdomain& s) {
+  const int spatial = p.domain->spatial_dims();
+  geometry::Box box;
+  box.lo.assign(s.box.lo.begin(), s.box.lo.begin() + spatial);
+  box.hi.assign(s.box.hi.begin(), s.box.hi.begin() + spatial);
+  std::optional<std::array<double, 2>> time;
+  if (p.domain->has_time()) time = std::array<double, 2>{s.box.lo[spatial], s.box.hi[spatial]};
+  return std::make_shared<const geometry::Domain>(geometry::make_box(box), p.domain->spatial_names(),
+                                                  time, p.domain->time_name());
+}
+
+std::optional<geometry::Selector> restrict_selector(const geometry::Domain& global,
+                                                    const geometry::Selector& selector,
+                                                    const geometry::Domain& region) {
+  geometry::Selector out;
+  out.text = selector.text;
+  const auto& global_parts = global.shape().boundary_parts();
+  const auto& region_parts = region.shape().boundary_parts();
+  for (int part : selector.parts) {
+    const auto& plane = global_parts[part].plane;
+    TESSERA_CHECK(plane, "boundary part '" << global_parts[part].label
+                                           << "' has no plane; decomposition needs planar parts");
+    const auto bbox = global.bounding_box();
+    const double tolerance = 1e-9 * (bbox.hi[plane->axis] - bbox.lo[plane->axis]);
+    for (std::size_t q = 0; q < region_parts.size(); ++q) {
+      const auto& rp = region_parts[q].plane;
+      if (rp && rp->axis == plane->axis && std::abs(rp->value - plane->value) <= tolerance)
+        out.parts.push_back(static_cast<int>(q));
+    }
+  }
+  if (global.has_time()) {
+    out.initial = selector.initial && region.time_range()[0] == global.time_range()[0];
+    out.terminal = selector.terminal && region.time_range()[1] == global.time_range()[1];
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
+    const io::Case& c, const Problem& p, const Decomposition& d, int s) {
+  std::vector<std::unique_ptr<physics::InterfaceSide>> sides;
+  const auto sampler = geometry::parse_sampler(c.training.collocation.sampler,
+                                               "training.collocation.sampler");
+  for (int id : d.partition.interfaces_of(s)) {
+    const auto& f = d.partition.interfaces()[id];
+    auto points = partition::interface_points(f, d.interface_points, sampler, c.seed)
+                      .to(p.device, p.dtype);
+    sides.push_back(std::make_unique<physics::InterfaceSide>(
+        id, f.lower == s ? 0 : 1, f.axis, points, static_cast<int>(p.symbols.fields.size()),
+        p.equations, p.fluxes, d.weights, p.domain->spatial_dims()));
+  }
+  return sides;
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,65 @@
+#include "tessera/parallel/exchange.hpp"
+
+#include <algorithm>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/timer.hpp"
+
+namespace tessera::parallel {
+namespace {
+// The receiver's side in the tag: both directions of one interface never match each other.
+int tag_of(int id, int receiving_side) { return 2 * id + receiving_side; }
+}  // namespace
+
+InterfaceExchange::~InterfaceExchange() {
+  // Never leave requests dangling (an exception between send and wait): cancel receives.
+  for (auto& r : requests_)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+}
+
+void InterfaceExchange::add(int id, int side, int peer_rank, int64_t count) {
+  TESSERA_CHECK(side == 0 || side == 1, "interface side must be 0 or 1");
+  Channel channel;
+  channel.peer = peer_rank;
+  channel.count = count;
+  channel.incoming.resize(static_cast<std::size_t>(count));
+  channel.outgoing.resize(static_cast<std::size_t>(count));
+  channels_[{id, side}] = std::move(channel);
+}
+
+void InterfaceExchange::start_receives() {
+  core::ScopedTimer timer(exchange_s_);
+  TESSERA_CHECK(requests_.empty(), "internal: exchange started twice without wait()");
+  for (auto& [key, channel] : channels_) {
+    requests_.emplace_back();
+    MPI_Irecv(channel.incoming.data(), static_cast<int>(channel.count), MPI_DOUBLE, channel.peer,
+              tag_of(key.first, key.second), comm_.native(), &requests_.back());
+  }
+}
+
+void InterfaceExchange::send(int id, int side, const double* values, int64_t count) {
+  core::ScopedTimer timer(exchange_s_);
+  auto it = channels_.find({id, side});
+  TESSERA_CHECK(it != channels_.end(), "internal: interface " << id << " side " << side << " not registered");
+  Channel& channel = it->second;
+  TESSERA_CHECK(count == channel.count, "internal: interface " << id << " sends " << count
+                                                               << " values, expected " << channel.count);
+  std::copy(values, values + count, channel.outgoing.begin());
+  requests_.emplace_back();
+  MPI_Isend(channel.outgoing.data(), static_cast<int>(count), MPI_DOUBLE, channel.peer,
+            tag_of(id, 1 - side), comm_.native(), &requests_.back());
+}
+
+void InterfaceExchange::wait() {
+  core::ScopedTimer timer(wait_s_);
+  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  requests_.clear();
+}
+
+const std::vector<double>& InterfaceExchange::received(int id, int side) const {
+  auto it = channels_.find({id, side});
+  TESSERA_CHECK(it != channels_.end(), "internal: interface " << id << " side " << side << " not registered");
+  return it->second.incoming;
+}
+
+}  // namespace tessera::parallel

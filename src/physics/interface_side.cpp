@@ -1,0 +1,101 @@
+#include "tessera/physics/interface_side.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::physics {
+
+std::vector<std::string> interface_term_names(const InterfaceWeights& w) {
+  std::vector<std::string> names;
+  if (w.continuity > 0) names.push_back(continuity_term);
+  if (w.residual > 0) names.push_back(residual_term);
+  if (w.flux > 0) names.push_back(flux_term);
+  if (w.gradient > 0) names.push_back(gradient_term);
+  return names;
+}
+
+InterfaceSide::InterfaceSide(int interface_id, int side, int axis, torch::Tensor points,
+                             int fields, std::vector<Equation> equations,
+                             std::vector<std::vector<expr::Expression>> fluxes,
+                             InterfaceWeights weights, int spatial_dims)
+    : interface_id_(interface_id),
+      side_(side),
+      axis_(axis),
+      points_(std::move(points)),
+      fields_(fields),
+      equations_(std::move(equations)),
+      fluxes_(std::move(fluxes)),
+      weights_(weights),
+      spatial_dims_(spatial_dims) {
+  // A time cut has no spatial flux: continuity carries the conserved quantity there.
+  if (axis_ >= spatial_dims_) weights_.flux = 0;
+  TESSERA_CHECK(weights_.flux == 0 || fluxes_.size() == equations_.size(),
+                "interface flux continuity needs a flux for every equation");
+}
+
+InterfaceSide::Layout InterfaceSide::layout() const {
+  const auto equations = static_cast<int64_t>(equations_.size());
+  return {fields_, weights_.residual > 0 ? equations : 0, weights_.flux > 0 ? equations : 0,
+          weights_.gradient > 0 ? fields_ : 0};
+}
+
+int64_t InterfaceSide::quantities() const { return layout().total(); }
+
+std::set<expr::DerivativeKey> InterfaceSide::derivatives() const {
+  std::set<expr::DerivativeKey> keys;
+  for (int f = 0; f < fields_; ++f) {
+    keys.insert({f, {}});
+    if (weights_.gradient > 0) keys.insert({f, {axis_}});
+  }
+  std::vector<const expr::Expression*> expressions;
+  if (weights_.residual > 0)
+    for (const auto& e : equations_) expressions.push_back(&e.residual);
+  if (weights_.flux > 0)
+    for (const auto& e : fluxes_) expressions.push_back(&e.at(axis_));
+  auto more = derivatives_of(expressions);
+  keys.insert(more.begin(), more.end());
+  return keys;
+}
+
+torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool create_graph) const {
+  const auto env = fields.evaluate(points_, derivatives(), create_graph);
+  std::vector<torch::Tensor> columns;
+  for (int f = 0; f < fields_; ++f) columns.push_back(env.derivatives.at({f, {}}));
+  if (weights_.residual > 0)
+    for (const auto& e : equations_) columns.push_back(e.residual.evaluate(env));
+  // Both sides use the same normal (+e_axis), so the jump of F.n is the jump of F_axis.
+  if (weights_.flux > 0)
+    for (const auto& e : fluxes_) columns.push_back(e.at(axis_).evaluate(env));
+  if (weights_.gradient > 0)
+    for (int f = 0; f < fields_; ++f) columns.push_back(env.derivatives.at({f, {axis_}}));
+  return torch::stack(columns, 1);
+}
+
+std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
+                                             const torch::Tensor& remote) const {
+  const Layout layout = this->layout();
+  const int64_t n = local.size(0);
+  auto block_loss = [&](int64_t start, int64_t width, double scale) {
+    auto jump = (local.narrow(1, start, width) - remote.narrow(1, start, width)) * scale;
+    return n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
+  };
+  std::vector<TermValue> terms;
+  // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2.
+  if (weights_.continuity > 0) terms.push_back({continuity_term, block_loss(0, layout.fields, 0.5), n});
+  if (layout.residuals)
+    terms.push_back({residual_term, block_loss(layout.residual_start(), layout.residuals, 1.0), n});
+  if (layout.fluxes)
+    terms.push_back({flux_term, block_loss(layout.flux_start(), layout.fluxes, 1.0), n});
+  if (layout.gradients)
+    terms.push_back({gradient_term, block_loss(layout.gradient_start(), layout.gradients, 1.0), n});
+  return terms;
+}
+
+double InterfaceSide::squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const {
+  return (local.narrow(1, 0, fields_) - remote.narrow(1, 0, fields_))
+      .pow(2)
+      .sum()
+      .item<double>();
+}
+
+}  // namespace tessera::physics

@@ -1,0 +1,187 @@
+// Loss assembly and the neighbour exchange of the trainer.
+#include <chrono>
+#include <thread>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/timer.hpp"
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::train {
+
+void Trainer::LocalLoss::add(const physics::TermValue& term, int subdomain, double weight) {
+  auto accumulate = [](torch::Tensor& into, const torch::Tensor& value) {
+    into = into.defined() ? into + value : value;
+  };
+  accumulate(total, weight * term.mean_square);
+  accumulate(terms[term.name], term.mean_square);
+  accumulate(sums[term.name][subdomain], term.mean_square.detach() * static_cast<double>(term.count));
+  counts[term.name][subdomain] += static_cast<double>(term.count);
+}
+
+void Trainer::LocalLoss::merge(LocalLoss&& other) {
+  auto accumulate = [](torch::Tensor& into, const torch::Tensor& value) {
+    into = into.defined() ? into + value : value;
+  };
+  if (other.total.defined()) accumulate(total, other.total);
+  for (auto& [name, t] : other.terms) accumulate(terms[name], t);
+  for (auto& [name, per] : other.sums)
+    for (auto& [s, t] : per) accumulate(sums[name][s], t);
+  for (auto& [name, per] : other.counts)
+    for (auto& [s, c] : per) counts[name][s] += c;
+  for (auto& [s, t] : other.jump_sums) accumulate(jump_sums[s], t);
+  for (auto& [s, c] : other.jump_counts) jump_counts[s] += c;
+}
+
+void Trainer::add_interface_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
+                                  const torch::Tensor& local) const {
+  const auto& side = *model.interfaces[k];
+  const torch::Tensor& remote = model.remote.at(k);
+  for (const auto& term : side.losses(local, remote)) loss.add(term, model.id, weights_.at(term.name));
+  // Each interface's jump is counted once, on its lower side.
+  if (side.side() == 0) {
+    auto jump = torch::full({}, side.squared_jump(local.detach(), remote), torch::kFloat64);
+    auto& sum = loss.jump_sums[model.id];
+    sum = sum.defined() ? sum + jump : jump;
+    loss.jump_counts[model.id] +=
+        static_cast<double>(side.point_count() * model.network->options().outputs);
+  }
+}
+
+Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph,
+                                           const std::vector<torch::Tensor>* locals) {
+  LocalLoss loss;
+  for (const auto& group : model.groups)
+    for (const auto& term : group->evaluate(*model.fields, create_graph)) {
+      TESSERA_CHECK(weights_.count(term.name), "internal: unknown loss term '" << term.name << "'");
+      loss.add(term, model.id, weights_.at(term.name));
+    }
+  for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
+    const torch::Tensor local = locals ? (*locals)[k]
+                                       : model.interfaces[k]->local_values(*model.fields, create_graph);
+    add_interface_terms(loss, model, k, local);
+  }
+  return loss;
+}
+
+std::vector<std::vector<torch::Tensor>> Trainer::start_exchange(bool create_graph) {
+  std::vector<std::vector<torch::Tensor>> locals(owned_.size());
+  if (!exchange_) return locals;
+  exchange_->start_receives();
+  for (std::size_t i = 0; i < owned_.size(); ++i) {
+    auto& model = *owned_[i];
+    for (const auto& side : model.interfaces) {
+      auto values = side->local_values(*model.fields, create_graph);
+      const auto message = values.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+      exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(), message.numel());
+      locals[i].push_back(values);
+    }
+  }
+  return locals;
+}
+
+void Trainer::finish_exchange() {
+  if (!exchange_) return;
+  exchange_->wait();
+  for (auto* model : owned_) {
+    model->remote.clear();
+    for (const auto& side : model->interfaces) {
+      const auto& data = exchange_->received(side->interface_id(), side->side());
+      auto remote = torch::from_blob(const_cast<double*>(data.data()),
+                                     {side->point_count(), side->quantities()}, torch::kFloat64)
+                        .clone();
+      const auto& like = model->network->weights().front();
+      model->remote.push_back(remote.to(like.device(), like.scalar_type()));
+    }
+  }
+}
+
+Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph) {
+  // Interface values first and sent at once; interior work overlaps the messages in flight.
+  auto locals = start_exchange(create_graph);
+  LocalLoss loss;
+  std::vector<LocalLoss> interior(owned_.size());
+  for (std::size_t i = 0; i < owned_.size(); ++i) {
+    auto& model = *owned_[i];
+    for (const auto& group : model.groups)
+      for (const auto& term : group->evaluate(*model.fields, create_graph))
+        interior[i].add(term, model.id, weights_.at(term.name));
+  }
+  finish_exchange();
+  for (std::size_t i = 0; i < owned_.size(); ++i) {
+    auto& model = *owned_[i];
+    for (std::size_t k = 0; k < model.interfaces.size(); ++k)
+      add_interface_terms(interior[i], model, k, locals[i][k]);
+    loss.merge(std::move(interior[i]));
+  }
+  return loss;
+}
+
+LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double lr, bool final) {
+  LogRecord record;
+  {
+    core::ScopedTimer timer(sync_s_);
+    // Slots: per term, per subdomain, (sum, count); then per subdomain (jump sum, count).
+    const std::size_t terms = term_names_.size(), slots = static_cast<std::size_t>(subdomains_);
+    std::vector<double> figures(2 * slots * (terms + 1), 0.0);
+    for (std::size_t t = 0; t < terms; ++t) {
+      const auto& name = term_names_[t];
+      if (auto it = loss.sums.find(name); it != loss.sums.end())
+        for (const auto& [s, value] : it->second) figures[2 * (t * slots + s)] = value.item<double>();
+      if (auto it = loss.counts.find(name); it != loss.counts.end())
+        for (const auto& [s, count] : it->second) figures[2 * (t * slots + s) + 1] = count;
+    }
+    for (const auto& [s, value] : loss.jump_sums) figures[2 * (terms * slots + s)] = value.item<double>();
+    for (const auto& [s, count] : loss.jump_counts) figures[2 * (terms * slots + s) + 1] = count;
+    comm_.sum_in_place(figures);  // one rank per slot: adding zeros is exact
+    record.loss = 0;
+    for (std::size_t t = 0; t <= terms; ++t) {
+      double sum = 0, count = 0;
+      for (std::size_t s = 0; s < slots; ++s) {  // always in subdomain order
+        sum += figures[2 * (t * slots + s)];
+        count += figures[2 * (t * slots + s) + 1];
+      }
+      const double mean = count > 0 ? sum / count : 0.0;
+      if (t == terms) {
+        if (count > 0) record.interface_jump = std::sqrt(mean);
+      } else {
+        record.terms[term_names_[t]] = mean;
+        record.loss += weights_.at(term_names_[t]) * mean;
+      }
+    }
+  }
+  record.iteration = iteration_;
+  record.total_iterations = total_iterations_;
+  record.stage = stage;
+  record.lr = lr;
+  record.weights = weights_;
+  record.final = final;
+  if (callbacks_.errors) record.rel_l2 = callbacks_.errors();
+  record.wall_s = wall_seconds();
+  record.time_s = {{"compute", compute_s_},
+                   {"exchange", exchange_ ? exchange_->exchange_seconds() : 0.0},
+                   {"wait", exchange_ ? exchange_->wait_seconds() : 0.0},
+                   {"sync", sync_s_}};
+  if (!std::isfinite(record.loss)) {
+    std::ostringstream detail;
+    for (const auto& [name, value] : record.terms)
+      if (!std::isfinite(value)) detail << " " << name;
+    std::ostringstream where;
+    for (auto* model : owned_)
+      for (const auto& [name, per] : loss.sums)
+        if (per.count(model->id) && !std::isfinite(per.at(model->id).item<double>()))
+          where << " subdomain " << model->id << " (" << name << ")";
+    // Every rank sees the non-finite total; the rank that owns the culprit reports first, so
+    // the job's message names it (the others' MPI_Abort would race it otherwise).
+    if (where.str().empty()) std::this_thread::sleep_for(std::chrono::seconds(2));
+    TESSERA_FAIL("non-finite loss at iteration " << iteration_ << " in term(s)" << detail.str()
+                                                 << (where.str().empty() ? "" : "; on this rank:")
+                                                 << where.str()
+                                                 << "; lower the learning rate or check the equations");
+  }
+  if (callbacks_.on_log) callbacks_.on_log(record);
+  last_ = record;
+  return record;
+}
+
+}  // namespace tessera::train
