@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (line.command == "check") return tessera::app::check_command(line);
+    if (line.command == "partition") return tessera::app::partition_command(line);
     return tessera::app::run_command(line);
   } catch (const std::exception& e) {
     // One rank's failure ends the whole job with its rank and message, never a hang.

@@ -1,5 +1,7 @@
 #include "tessera/app/command_line.hpp"
 
+#include <algorithm>
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/text.hpp"
 
@@ -11,10 +13,12 @@ std::string usage() {
          "commands:\n"
          "  run     train the case and write results to output.directory\n"
          "  check   validate the case and print the resolved problem, without training\n"
+         "  partition  print the subdomain -> rank map and write <name>_partition.xmf\n"
          "\n"
          "options:\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
          "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
+         "  --ranks N          partition: map onto N ranks (default: the job's size)\n"
          "  --help, --version\n"
          "\n"
          "examples:\n"
@@ -34,10 +38,10 @@ CommandLine parse_command_line(int argc, char** argv) {
     line.command = "version";
     return line;
   }
-  const std::vector<std::string> commands{"run", "check"};
-  TESSERA_CHECK(args[0] == "run" || args[0] == "check",
+  const std::vector<std::string> commands{"run", "check", "partition"};
+  TESSERA_CHECK(std::count(commands.begin(), commands.end(), args[0]),
                 "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
-                                    << "; use run or check (tessera --help)");
+                                    << "; use run, check or partition (tessera --help)");
   line.command = args[0];
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -50,8 +54,16 @@ CommandLine parse_command_line(int argc, char** argv) {
       TESSERA_CHECK(i + 1 < args.size(), "--restart needs a value (latest)");
       line.restart = args[++i];
       TESSERA_CHECK(false, "--restart: checkpoints are not available in this version");
+    } else if (a == "--ranks") {
+      TESSERA_CHECK(i + 1 < args.size(), "--ranks needs a number");
+      const std::string value = args[++i];
+      TESSERA_CHECK(value.find_first_not_of("0123456789") == std::string::npos && !value.empty() &&
+                        std::stoi(value) > 0,
+                    "--ranks: expected a positive integer, got '" << value << "'");
+      line.ranks = std::stoi(value);
     } else if (a.rfind("--", 0) == 0) {
-      TESSERA_FAIL("unknown option '" << a << "'" << core::did_you_mean(a, {"--set", "--restart"})
+      TESSERA_FAIL("unknown option '" << a << "'"
+                                      << core::did_you_mean(a, {"--set", "--restart", "--ranks"})
                                       << " (tessera --help)");
     } else {
       TESSERA_CHECK(line.case_file.empty(),

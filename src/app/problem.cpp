@@ -147,9 +147,15 @@ Problem build_problem(const io::Case& c) {
     closed_form.fields.clear();  // an exact solution may not read the unknowns
     p.exact.emplace(field, parse(c, text, closed_form));
   }
-  if (c.reference_file)
-    p.reference = io::read_reference(*c.reference_file, p.domain->input_names(), c.time.has_value(),
-                                     c.fields);
+  if (c.reference_file) {
+    try {
+      p.reference = io::read_reference(*c.reference_file, p.domain->input_names(),
+                                       c.time.has_value(), c.fields);
+    } catch (const Error& e) {
+      throw Error(c.file + ": reference.file: " + e.what() +
+                  " (the shipped Burgers reference is made by tools/make_data.sh)");
+    }
+  }
   return p;
 }
 

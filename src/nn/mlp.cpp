@@ -49,6 +49,10 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
   TESSERA_CHECK(static_cast<int64_t>(options_.lower.size()) == options_.inputs &&
                     static_cast<int64_t>(options_.upper.size()) == options_.inputs,
                 "network input box must have one range per input");
+  for (int64_t i = 0; i < options_.inputs; ++i)
+    TESSERA_CHECK(options_.lower[i] < options_.upper[i],
+                  "network input box: axis " << i << " needs lower < upper, got "
+                                             << options_.lower[i] << " and " << options_.upper[i]);
   core::Rng rng(options_.seed, options_.subdomain, "init");
 
   auto lower = torch::tensor(options_.lower, torch::kFloat64);

@@ -1,5 +1,5 @@
 #pragma once
-/// The `tessera` command line: `tessera run|check CASE [--set path=value]...`.
+/// The `tessera` command line: `tessera run|check|partition CASE [--set path=value]...`.
 #include <string>
 #include <vector>
 
@@ -10,6 +10,7 @@ struct CommandLine {
   std::string case_file;
   std::vector<std::string> overrides;  ///< --set path=value, in order
   std::string restart;                 ///< --restart latest (later issue)
+  int ranks = 0;                       ///< partition: --ranks N (0: the job's size)
 };
 
 /// Throws tessera::Error with the usage text on a malformed command line.
@@ -21,5 +22,6 @@ std::string usage();
 /// Entry points of the commands; return the process exit status.
 int run_command(const CommandLine& line);
 int check_command(const CommandLine& line);
+int partition_command(const CommandLine& line);
 
 }  // namespace tessera::app

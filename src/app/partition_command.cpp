@@ -1,0 +1,63 @@
+#include <iomanip>
+#include <iostream>
+
+#include "tessera/app/command_line.hpp"
+#include "tessera/app/decomposition.hpp"
+#include "tessera/app/evaluation.hpp"
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/io/grid_output.hpp"
+
+namespace tessera::app {
+
+int partition_command(const CommandLine& line) {
+  const auto comm = parallel::Communicator::world();
+  const io::Case c = io::load_case(line.case_file, line.overrides);
+  Problem problem = build_problem(c);
+  const int ranks = line.ranks > 0 ? line.ranks : comm.size();
+  const Decomposition d = build_decomposition(c, problem, ranks);
+  const auto& partition = d.partition;
+
+  if (comm.rank() == 0) {
+    std::cout << "case " << c.name << ": " << d.method << ", " << partition.size()
+              << " subdomain(s) on " << ranks << " rank(s), " << partition.interfaces().size()
+              << " interface(s)\n";
+    std::cout << "subdomain  rank  box\n";
+    for (const auto& s : partition.subdomains()) {
+      std::cout << std::setw(9) << s.id << std::setw(6) << d.rank_of[s.id] << "  [";
+      for (std::size_t i = 0; i < s.box.lo.size(); ++i)
+        std::cout << (i ? " x " : "") << partition.names()[i] << " " << s.box.lo[i] << ".."
+                  << s.box.hi[i];
+      std::cout << "]\n";
+    }
+    if (!partition.interfaces().empty()) std::cout << "interface  lower  upper  at\n";
+    for (const auto& f : partition.interfaces())
+      std::cout << std::setw(9) << f.id << std::setw(7) << f.lower << std::setw(7) << f.upper
+                << "  " << partition.names()[f.axis] << " = " << f.position << "\n";
+  }
+
+  // The map as a grid file: subdomain and rank at every output grid point, for ParaView.
+  io::ensure_output_directory(c.output.directory);
+  const auto layout = output_grid(c, problem);
+  io::GridContribution contribution;
+  if (comm.rank() == 0) {
+    const auto owner = partition.subdomain_of(grid_points(layout));
+    const auto* ids = owner.data_ptr<int64_t>();
+    for (int64_t i = 0; i < owner.numel(); ++i) {
+      contribution.indices.push_back(i);
+      contribution.subdomain.push_back(static_cast<int32_t>(ids[i]));
+      contribution.fields["rank"].push_back(d.rank_of[ids[i]]);
+    }
+  } else {
+    contribution.fields["rank"];
+  }
+  io::GridFileInfo info;
+  info.case_name = c.name;
+  info.attributes_double["ranks"] = ranks;
+  const std::string stem = c.name + "_partition";
+  io::write_grid_output(comm, c.output.directory, stem, layout, contribution, info);
+  if (comm.rank() == 0)
+    std::cout << "wrote " << c.output.directory << "/" << stem << ".xmf\n";
+  return 0;
+}
+
+}  // namespace tessera::app
