@@ -99,7 +99,6 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   plan.log_every = c.training.log_every;
   plan.resample_every = c.training.collocation.resample_every;
   plan.weights = p.weights;
-  for (const auto& eq : p.equations) plan.equation_terms.push_back(eq.name);
   plan.adaptive.enabled = c.training.weights.adaptive == "grad_norm";
   plan.adaptive.every = c.training.weights.adaptive_every;
   plan.adaptive.alpha = c.training.weights.adaptive_alpha;

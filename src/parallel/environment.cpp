@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -36,7 +37,10 @@ void Environment::abort_job(const std::string& message, int code) {
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int size = 1;
   if (initialized) MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::cerr << "tessera: error on rank " << rank << ": " << message << std::endl;
+  // One write of the whole line, so messages of several failing ranks do not interleave.
+  const std::string line = "tessera: error on rank " + std::to_string(rank) + ": " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
   // One process: finish cleanly (MPI_Abort would add MPICH's own noise to a user error).
   if (initialized && size > 1) MPI_Abort(MPI_COMM_WORLD, code);
   if (initialized) MPI_Finalize();

@@ -12,9 +12,13 @@ int tag_of(int id, int receiving_side) { return 2 * id + receiving_side; }
 }  // namespace
 
 InterfaceExchange::~InterfaceExchange() {
-  // Never leave requests dangling (an exception between send and wait): cancel receives.
-  for (auto& r : requests_)
-    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  // An exception between send and wait leaves requests open: cancel and complete them before
+  // their buffers go away (MPI must not write into freed memory).
+  for (auto& r : requests_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
 }
 
 void InterfaceExchange::add(int id, int side, int peer_rank, int64_t count) {

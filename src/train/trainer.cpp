@@ -130,6 +130,7 @@ void Trainer::run_lbfgs(const StagePlan& stage) {
         auto closure = [&] {
           optimizer.zero_grad();
           last = subdomain_loss(*owned_[i], /*create_graph=*/true, nullptr);
+          check_finite(last, *owned_[i]);
           last.total.backward();
           return last.total;
         };
@@ -147,50 +148,32 @@ void Trainer::run_lbfgs(const StagePlan& stage) {
 }
 
 void Trainer::update_adaptive_weights(const LocalLoss& loss) {
-  // Gradient statistics of each term with respect to this rank's network parameters, reduced
-  // over all ranks: max|grad L_eq| (max) and mean|grad L_i| (sum and count).
+  // Gradient-norm balancing (Wang et al., "An expert's guide to training PINNs", 2023):
+  // lambda_hat_i = sum_j |grad L_j| / |grad L_i| over all terms, L2 norms over every network's
+  // parameters (squares summed over ranks), then lambda_i <- alpha lambda_i + (1 - alpha)
+  // lambda_hat_i. Each weighted term then pulls with the same gradient norm.
   std::vector<torch::Tensor> params;
   for (auto* s : owned_)
     for (auto& p : s->network->parameters()) params.push_back(p);
-  auto gradient_of = [&](const torch::Tensor& value) {
-    std::vector<torch::Tensor> grads;
-    if (!value.defined() || params.empty() || !value.requires_grad()) return grads;
-    for (auto& g : torch::autograd::grad({value}, params, {}, /*retain_graph=*/true,
+  std::vector<double> squares(term_names_.size(), 0.0);
+  for (std::size_t i = 0; i < term_names_.size(); ++i) {
+    auto it = loss.terms.find(term_names_[i]);
+    if (it == loss.terms.end() || params.empty() || !it->second.requires_grad()) continue;
+    for (auto& g : torch::autograd::grad({it->second}, params, {}, /*retain_graph=*/true,
                                          /*create_graph=*/false, /*allow_unused=*/true))
-      if (g.defined()) grads.push_back(g.abs().flatten());
-    return grads;
-  };
-  torch::Tensor equations;
-  for (const auto& name : plan_.equation_terms)
-    if (auto it = loss.terms.find(name); it != loss.terms.end())
-      equations = equations.defined() ? equations + it->second : it->second;
-  std::vector<double> max_equation{0.0};
-  for (auto& g : gradient_of(equations))
-    max_equation[0] = std::max(max_equation[0], g.max().item<double>());
-  std::vector<std::string> others;
-  std::vector<double> sums;
-  for (const auto& name : term_names_) {
-    if (std::count(plan_.equation_terms.begin(), plan_.equation_terms.end(), name)) continue;
-    others.push_back(name);
-    double sum = 0, count = 0;
-    if (auto it = loss.terms.find(name); it != loss.terms.end())
-      for (auto& g : gradient_of(it->second)) {
-        sum += g.sum().item<double>();
-        count += static_cast<double>(g.numel());
-      }
-    sums.push_back(sum);
-    sums.push_back(count);
+      if (g.defined()) squares[i] += g.pow(2).sum().item<double>();
   }
   {
     core::ScopedTimer timer(sync_s_);
-    comm_.max_in_place(max_equation);
-    comm_.sum_in_place(sums);
+    comm_.sum_in_place(squares);
   }
-  for (std::size_t i = 0; i < others.size(); ++i) {
-    const double mean = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : 0.0;
-    if (mean <= 0 || max_equation[0] <= 0) continue;
-    double& w = weights_.at(others[i]);
-    w = (1 - plan_.adaptive.alpha) * w + plan_.adaptive.alpha * max_equation[0] / mean;
+  double total = 0;
+  for (double s : squares) total += std::sqrt(s);
+  for (std::size_t i = 0; i < term_names_.size(); ++i) {
+    const double norm = std::sqrt(squares[i]);
+    if (norm <= 0 || !std::isfinite(total / norm)) continue;  // a term with no gradient keeps its weight
+    double& w = weights_.at(term_names_[i]);
+    w = plan_.adaptive.alpha * w + (1 - plan_.adaptive.alpha) * total / norm;
   }
 }
 

@@ -64,6 +64,27 @@ Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_gr
   return loss;
 }
 
+void Trainer::check_finite(const LocalLoss& loss, const SubdomainModel& model) const {
+  if (!loss.total.defined() || std::isfinite(loss.total.item<double>())) return;
+  std::ostringstream terms;
+  for (const auto& [name, value] : loss.terms)
+    if (!std::isfinite(value.item<double>())) terms << " " << name;
+  std::ostringstream from;
+  for (std::size_t k = 0; k < model.remote.size(); ++k)
+    if (!torch::isfinite(model.remote[k]).all().item<bool>())
+      from << " " << model.interfaces[k]->interface_id();
+  if (!from.str().empty()) {
+    // The neighbour that produced them is failing at this very iteration; let its message
+    // (naming the real culprit) end the job first.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    TESSERA_FAIL("subdomain " << model.id << " received non-finite values on interface(s)"
+                              << from.str() << " at iteration " << iteration_ + 1);
+  }
+  TESSERA_FAIL("non-finite loss in subdomain " << model.id << " at iteration " << iteration_ + 1
+                                               << ", term(s):" << terms.str()
+                                               << "; lower the learning rate or check the equations");
+}
+
 std::vector<std::vector<torch::Tensor>> Trainer::start_exchange(bool create_graph) {
   std::vector<std::vector<torch::Tensor>> locals(owned_.size());
   if (!exchange_) return locals;
@@ -106,12 +127,15 @@ Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph) {
     for (const auto& group : model.groups)
       for (const auto& term : group->evaluate(*model.fields, create_graph))
         interior[i].add(term, model.id, weights_.at(term.name));
+    // Before waiting: the rank whose own terms diverged reports first and ends the job.
+    check_finite(interior[i], model);
   }
   finish_exchange();
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
     for (std::size_t k = 0; k < model.interfaces.size(); ++k)
       add_interface_terms(interior[i], model, k, locals[i][k]);
+    check_finite(interior[i], model);
     loss.merge(std::move(interior[i]));
   }
   return loss;

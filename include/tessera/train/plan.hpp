@@ -23,9 +23,9 @@ struct StagePlan {
   std::optional<int64_t> points;     ///< collocation points from this stage on
 };
 
-/// Learning-rate annealing by gradient statistics (Wang, Teng & Perdikaris 2021): every
-/// `every` Adam iterations, each non-equation term i gets lambda_hat = max|grad L_eq| /
-/// mean|grad L_i| and lambda_i <- (1 - alpha) lambda_i + alpha lambda_hat.
+/// Gradient-norm balancing (Wang et al. 2023): every `every` Adam iterations each term i gets
+/// lambda_hat_i = sum_j |grad L_j| / |grad L_i| (L2 norms over all networks' parameters) and
+/// lambda_i <- alpha lambda_i + (1 - alpha) lambda_hat_i.
 struct AdaptiveWeighting {
   bool enabled = false;
   int64_t every = 100;
@@ -37,7 +37,6 @@ struct TrainingPlan {
   int64_t log_every = 100;
   int64_t resample_every = 0;                ///< 0: never (Adam stages only)
   std::map<std::string, double> weights;     ///< term name -> weight (missing: 1)
-  std::vector<std::string> equation_terms;   ///< names of the PDE residual terms
   AdaptiveWeighting adaptive;
   std::optional<double> time_limit;          ///< seconds
 };

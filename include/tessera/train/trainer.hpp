@@ -71,6 +71,9 @@ class Trainer {
   /// given, else recompute them, against the frozen `model.remote`.
   LocalLoss subdomain_loss(SubdomainModel& model, bool create_graph,
                            const std::vector<torch::Tensor>* locals);
+  /// Throws, naming the subdomain, the iteration and the terms, when `loss` is not finite;
+  /// checked every iteration so a diverged network never feeds NaN to its neighbours for long.
+  void check_finite(const LocalLoss& loss, const SubdomainModel& model) const;
   /// Adds interface side k's terms (and its jump, on the lower side) to `loss`.
   void add_interface_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
                            const torch::Tensor& local) const;
