@@ -26,12 +26,16 @@ def main():
     parser.add_argument("--case", required=True)
     parser.add_argument("--set", action="append", default=[], dest="overrides")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--mpiexec", help="run under this launcher (mpiexec.mpich)")
+    parser.add_argument("--ranks", type=int, default=1)
     args = parser.parse_args()
 
     out = os.path.abspath(args.out)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     command = [args.tessera, "run", os.path.join(args.source, args.case)]
+    if args.mpiexec:
+        command = [args.mpiexec, "-n", str(args.ranks)] + command
     for override in args.overrides:
         command += ["--set", override]
     command += ["--set", "output.directory=" + out]
