@@ -68,28 +68,25 @@ ConditionGroup::ConditionGroup(Condition condition, std::shared_ptr<const geomet
                                int64_t points, geometry::SamplerKind sampler, core::Rng rng,
                                PointOptions options)
     : condition_(std::move(condition)),
-      region_(std::move(region)),
-      points_(points),
-      sampler_(sampler),
-      rng_(rng),
-      options_(options) {
+      sampling_{std::move(region), points, sampler, rng, options} {
   resample();
 }
 
 void ConditionGroup::resample() {
-  auto sample = region_->sample_boundary(condition_.on, points_, sampler_, rng_);
-  x_ = sample.points.to(options_.device, options_.dtype);
-  normals_ = sample.normals.to(options_.device, options_.dtype);
+  auto& s = sampling_;
+  auto sample = s.region->sample_boundary(condition_.on, s.points, s.sampler, s.rng);
+  x_ = s.place(sample.points);
+  normals_ = s.place(sample.normals);
 }
 
 std::set<expr::DerivativeKey> ConditionGroup::derivatives() const {
-  return condition_derivatives(condition_, region_->spatial_dims());
+  return condition_derivatives(condition_, sampling_.region->spatial_dims());
 }
 
 std::vector<TermValue> ConditionGroup::evaluate(const FieldEvaluator& fields,
                                                 bool create_graph) const {
   std::map<std::string, torch::Tensor> normals;
-  const auto names = normal_names(region_->spatial_names());
+  const auto names = normal_names(sampling_.region->spatial_names());
   for (std::size_t axis = 0; axis < names.size(); ++axis)
     normals[names[axis]] = normals_.select(1, static_cast<int64_t>(axis));
   const auto env = fields.evaluate(x_, derivatives(), create_graph, normals);
@@ -104,25 +101,22 @@ PeriodicGroup::PeriodicGroup(std::string name,
     : name_(std::move(name)),
       faces_(std::move(faces)),
       fields_(fields),
-      region_(std::move(region)),
-      points_(points),
-      sampler_(sampler),
-      rng_(rng),
-      options_(options) {
+      sampling_{std::move(region), points, sampler, rng, options} {
   resample();
 }
 
 void PeriodicGroup::resample() {
-  auto [low, high] = region_->sample_periodic(faces_, points_, sampler_, rng_);
-  low_ = low.points.to(options_.device, options_.dtype);
-  high_ = high.points.to(options_.device, options_.dtype);
+  auto& s = sampling_;
+  auto [low, high] = s.region->sample_periodic(faces_, s.points, s.sampler, s.rng);
+  low_ = s.place(low.points);
+  high_ = s.place(high.points);
 }
 
 std::set<expr::DerivativeKey> PeriodicGroup::derivatives() const {
   std::set<expr::DerivativeKey> keys;
   for (int f = 0; f < fields_; ++f) {
     keys.insert({f, {}});
-    for (int axis = 0; axis < region_->spatial_dims(); ++axis) keys.insert({f, {axis}});
+    for (int axis = 0; axis < sampling_.region->spatial_dims(); ++axis) keys.insert({f, {axis}});
   }
   return keys;
 }

@@ -20,16 +20,13 @@ EquationGroup::EquationGroup(std::vector<Equation> equations,
                              std::shared_ptr<const geometry::Domain> region, int64_t points,
                              geometry::SamplerKind sampler, core::Rng rng, PointOptions options)
     : equations_(std::move(equations)),
-      region_(std::move(region)),
-      points_(points),
-      sampler_(sampler),
-      rng_(rng),
-      options_(options) {
+      sampling_{std::move(region), points, sampler, rng, options} {
   resample();
 }
 
 void EquationGroup::resample() {
-  x_ = region_->sample_interior(points_, sampler_, rng_).to(options_.device, options_.dtype);
+  auto& s = sampling_;
+  x_ = s.place(s.region->sample_interior(s.points, s.sampler, s.rng));
 }
 
 std::set<expr::DerivativeKey> EquationGroup::derivatives() const {

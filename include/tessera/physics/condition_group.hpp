@@ -7,6 +7,7 @@
 #include "tessera/expr/expression.hpp"
 #include "tessera/geometry/domain.hpp"
 #include "tessera/physics/loss_group.hpp"
+#include "tessera/physics/point_sampling.hpp"
 
 namespace tessera::physics {
 
@@ -44,18 +45,14 @@ class ConditionGroup : public LossGroup {
   void resample() override;
   std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
   std::vector<std::string> term_names() const override { return {condition_.name}; }
-  int64_t point_count() const override { return points_; }
+  int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
-  core::Rng& rng() { return rng_; }
+  core::Rng& rng() { return sampling_.rng; }
   const torch::Tensor& points() const { return x_; }
 
  private:
   Condition condition_;
-  std::shared_ptr<const geometry::Domain> region_;
-  int64_t points_;
-  geometry::SamplerKind sampler_;
-  core::Rng rng_;
-  PointOptions options_;
+  PointSampling sampling_;
   torch::Tensor x_, normals_;
 };
 
@@ -70,19 +67,15 @@ class PeriodicGroup : public LossGroup {
   void resample() override;
   std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
   std::vector<std::string> term_names() const override { return {name_}; }
-  int64_t point_count() const override { return points_; }
+  int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
-  core::Rng& rng() { return rng_; }
+  core::Rng& rng() { return sampling_.rng; }
 
  private:
   std::string name_;
   std::pair<geometry::Selector, geometry::Selector> faces_;
   int fields_;
-  std::shared_ptr<const geometry::Domain> region_;
-  int64_t points_;
-  geometry::SamplerKind sampler_;
-  core::Rng rng_;
-  PointOptions options_;
+  PointSampling sampling_;
   torch::Tensor low_, high_;
 };
 

@@ -6,6 +6,7 @@
 #include "tessera/expr/expression.hpp"
 #include "tessera/geometry/domain.hpp"
 #include "tessera/physics/loss_group.hpp"
+#include "tessera/physics/point_sampling.hpp"
 
 namespace tessera::physics {
 
@@ -24,22 +25,18 @@ class EquationGroup : public LossGroup {
   void resample() override;
   std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
   std::vector<std::string> term_names() const override;
-  int64_t point_count() const override { return points_; }
+  int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
 
   /// Points [n, inputs] currently in use.
   const torch::Tensor& points() const { return x_; }
   /// Replace the point count (a stage's `points`); takes effect at the next resample.
-  void set_point_count(int64_t points) { points_ = points; }
-  core::Rng& rng() { return rng_; }
+  void set_point_count(int64_t points) { sampling_.points = points; }
+  core::Rng& rng() { return sampling_.rng; }
 
  private:
   std::vector<Equation> equations_;
-  std::shared_ptr<const geometry::Domain> region_;
-  int64_t points_;
-  geometry::SamplerKind sampler_;
-  core::Rng rng_;
-  PointOptions options_;
+  PointSampling sampling_;
   torch::Tensor x_;
 };
 
