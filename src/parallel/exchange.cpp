@@ -14,11 +14,13 @@ int tag_of(int id, int receiving_side) { return 2 * id + receiving_side; }
 InterfaceExchange::~InterfaceExchange() {
   // An exception between send and wait leaves requests open: cancel and complete them before
   // their buffers go away (MPI must not write into freed memory).
-  for (auto& r : requests_) {
+  for (auto& r : receives_) {
     if (r == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
   }
+  if (!sends_.empty())
+    MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
 }
 
 void InterfaceExchange::add(int id, int side, int peer_rank, int64_t count) {
@@ -32,12 +34,19 @@ void InterfaceExchange::add(int id, int side, int peer_rank, int64_t count) {
 }
 
 void InterfaceExchange::start_receives() {
+  {
+    // The previous round's sends: long complete in practice; their buffers are reused below.
+    core::ScopedTimer timer(wait_s_);
+    if (!sends_.empty())
+      MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
+    sends_.clear();
+  }
   core::ScopedTimer timer(exchange_s_);
-  TESSERA_CHECK(requests_.empty(), "internal: exchange started twice without wait()");
+  TESSERA_CHECK(receives_.empty(), "internal: exchange started twice without wait()");
   for (auto& [key, channel] : channels_) {
-    requests_.emplace_back();
+    receives_.emplace_back();
     MPI_Irecv(channel.incoming.data(), static_cast<int>(channel.count), MPI_DOUBLE, channel.peer,
-              tag_of(key.first, key.second), comm_.native(), &requests_.back());
+              tag_of(key.first, key.second), comm_.native(), &receives_.back());
   }
 }
 
@@ -49,15 +58,22 @@ void InterfaceExchange::send(int id, int side, const double* values, int64_t cou
   TESSERA_CHECK(count == channel.count, "internal: interface " << id << " sends " << count
                                                                << " values, expected " << channel.count);
   std::copy(values, values + count, channel.outgoing.begin());
-  requests_.emplace_back();
+  sends_.emplace_back();
   MPI_Isend(channel.outgoing.data(), static_cast<int>(count), MPI_DOUBLE, channel.peer,
-            tag_of(id, 1 - side), comm_.native(), &requests_.back());
+            tag_of(id, 1 - side), comm_.native(), &sends_.back());
+}
+
+void InterfaceExchange::progress() {
+  if (receives_.empty()) return;
+  core::ScopedTimer timer(exchange_s_);
+  int done = 0;
+  MPI_Testall(static_cast<int>(receives_.size()), receives_.data(), &done, MPI_STATUSES_IGNORE);
 }
 
 void InterfaceExchange::wait() {
   core::ScopedTimer timer(wait_s_);
-  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
-  requests_.clear();
+  MPI_Waitall(static_cast<int>(receives_.size()), receives_.data(), MPI_STATUSES_IGNORE);
+  receives_.clear();
 }
 
 const std::vector<double>& InterfaceExchange::received(int id, int side) const {

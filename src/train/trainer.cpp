@@ -47,6 +47,9 @@ bool Trainer::time_is_up() {
 }
 
 void Trainer::run() {
+  // Ranks finish their set-up at different times (rank 0 also prints and opens files); start
+  // together so that skew is not booked as the first exchange's wait.
+  comm_.barrier();
   start_time_ = core::now_seconds();
   for (const auto& stage : plan_.stages) {
     if (stop_) break;
@@ -83,9 +86,12 @@ void Trainer::run_adam(const StagePlan& stage) {
     {
       core::ScopedTimer timer(compute_s_);
       if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0) resample_all(owned_);
-      loss = exchange_and_loss(/*create_graph=*/true);
-      if (plan_.adaptive.enabled && k % plan_.adaptive.every == 0) update_adaptive_weights(loss);
       for (auto& optimizer : optimizers) optimizer->zero_grad();
+      const bool adapt = plan_.adaptive.enabled && k % plan_.adaptive.every == 0;
+      // Adaptive weighting needs every term's graph; otherwise the interior terms are
+      // backpropagated while the neighbours' messages travel.
+      loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt);
+      if (adapt) update_adaptive_weights(loss);
       if (loss.total.defined()) loss.total.backward();
       for (std::size_t i = 0; i < owned_.size(); ++i) {
         if (stage.clip) torch::nn::utils::clip_grad_norm_(owned_[i]->network->parameters(), *stage.clip);

@@ -117,18 +117,28 @@ void Trainer::finish_exchange() {
   }
 }
 
-Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph) {
+Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior) {
   // Interface values first and sent at once; interior work overlaps the messages in flight.
   auto locals = start_exchange(create_graph);
   LocalLoss loss;
   std::vector<LocalLoss> interior(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
-    for (const auto& group : model.groups)
+    for (const auto& group : model.groups) {
       for (const auto& term : group->evaluate(*model.fields, create_graph))
         interior[i].add(term, model.id, weights_.at(term.name));
+      if (exchange_) exchange_->progress();
+    }
     // Before waiting: the rank whose own terms diverged reports first and ends the job.
     check_finite(interior[i], model);
+  }
+  if (backward_interior) {
+    for (auto& part : interior)
+      if (part.total.defined()) {
+        part.total.backward();
+        part.total = torch::Tensor();
+      }
+    if (exchange_) exchange_->progress();
   }
   finish_exchange();
   for (std::size_t i = 0; i < owned_.size(); ++i) {

@@ -26,8 +26,14 @@ class InterfaceExchange {
   void start_receives();
   /// Sends this side's values to the other side (non-blocking; `values` is copied).
   void send(int id, int side, const double* values, int64_t count);
-  /// Waits for every receive and send posted since start_receives(). Collective in effect:
-  /// every neighbour must send.
+  /// Lets MPI move messages in flight without blocking. MPICH (ch4, UCX) has no progress
+  /// thread: a message posted with Isend moves only while the sender or receiver is inside an
+  /// MPI call, so the trainer calls this between pieces of interior work.
+  void progress();
+  /// Waits for every receive posted by start_receives(). Sends are completed at the next
+  /// start_receives() (or in the destructor): their completion may need the receiver's
+  /// acknowledgement, which is no reason to hold up this rank's training. Collective in
+  /// effect: every neighbour must send.
   void wait();
   /// What the other side sent to `side` of interface `id`.
   const std::vector<double>& received(int id, int side) const;
@@ -44,7 +50,7 @@ class InterfaceExchange {
   };
   Communicator comm_;
   std::map<std::pair<int, int>, Channel> channels_;
-  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Request> receives_, sends_;
   double exchange_s_ = 0, wait_s_ = 0;
 };
 

@@ -82,8 +82,11 @@ class Trainer {
   std::vector<std::vector<torch::Tensor>> start_exchange(bool create_graph);
   /// Waits for the neighbours' values and stores them in each model's `remote`.
   void finish_exchange();
-  /// All owned subdomains' losses with a fresh exchange overlapping the interior work.
-  LocalLoss exchange_and_loss(bool create_graph);
+  /// All owned subdomains' losses with a fresh exchange overlapping the interior work. With
+  /// `backward_interior`, the interior terms are also backpropagated before the wait (the
+  /// costliest part overlaps the messages) and `total` holds only the interface terms left to
+  /// backpropagate.
+  LocalLoss exchange_and_loss(bool create_graph, bool backward_interior = false);
 
   void run_adam(const StagePlan& stage);
   void run_lbfgs(const StagePlan& stage);
