@@ -23,17 +23,11 @@ std::string utc_now() {
 }
 
 nlohmann::json versions(int ranks) {
-  int mpi_major = 0, mpi_minor = 0;
-  MPI_Get_version(&mpi_major, &mpi_minor);
-  char library[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  MPI_Get_library_version(library, &length);
-  std::string mpi_library(library, static_cast<std::size_t>(length));
-  mpi_library = mpi_library.substr(0, mpi_library.find('\n'));
+  const auto mpi = parallel::mpi_version();
   return {{"tessera", TESSERA_VERSION_STRING},
           {"libtorch", TORCH_VERSION},
-          {"mpi", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)},
-          {"mpi_library", mpi_library},
+          {"mpi", mpi.standard},
+          {"mpi_library", mpi.library},
           {"ranks", ranks},
           {"threads_per_rank", torch::get_num_threads()}};
 }

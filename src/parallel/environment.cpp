@@ -77,6 +77,16 @@ bool Communicator::any(bool flag) const {
 
 void Communicator::barrier() const { MPI_Barrier(comm_); }
 
+MpiVersion mpi_version() {
+  int major = 0, minor = 0;
+  MPI_Get_version(&major, &minor);
+  char library[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(library, &length);
+  std::string text(library, static_cast<std::size_t>(length));
+  return {std::to_string(major) + "." + std::to_string(minor), text.substr(0, text.find('\n'))};
+}
+
 bool is_root() {
   int initialized = 0, rank = 0;
   MPI_Initialized(&initialized);

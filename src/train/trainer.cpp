@@ -135,7 +135,7 @@ void Trainer::run_lbfgs(const StagePlan& stage) {
         LocalLoss last;
         auto closure = [&] {
           optimizer.zero_grad();
-          last = subdomain_loss(*owned_[i], /*create_graph=*/true, nullptr);
+          last = subdomain_loss(*owned_[i], /*create_graph=*/true);
           check_finite(last, *owned_[i]);
           last.total.backward();
           return last.total;

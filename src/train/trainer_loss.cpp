@@ -48,8 +48,7 @@ void Trainer::add_interface_terms(LocalLoss& loss, const SubdomainModel& model, 
   }
 }
 
-Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph,
-                                           const std::vector<torch::Tensor>* locals) {
+Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
   LocalLoss loss;
   for (const auto& group : model.groups)
     for (const auto& term : group->evaluate(*model.fields, create_graph)) {
@@ -57,9 +56,7 @@ Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_gr
       loss.add(term, model.id, weights_.at(term.name));
     }
   for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
-    const torch::Tensor local = locals ? (*locals)[k]
-                                       : model.interfaces[k]->local_values(*model.fields, create_graph);
-    add_interface_terms(loss, model, k, local);
+    add_interface_terms(loss, model, k, model.interfaces[k]->local_values(*model.fields, create_graph));
   }
   return loss;
 }
@@ -199,22 +196,14 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
                    {"exchange", exchange_s},
                    {"wait", wait_s},
                    {"sync", sync_s_}};
+  // check_finite() stops a diverging subdomain at once; this catches what only shows after
+  // the reduction (a global sum that overflows).
   if (!std::isfinite(record.loss)) {
     std::ostringstream detail;
     for (const auto& [name, value] : record.terms)
       if (!std::isfinite(value)) detail << " " << name;
-    std::ostringstream where;
-    for (auto* model : owned_)
-      for (const auto& [name, per] : loss.sums)
-        if (per.count(model->id) && !std::isfinite(per.at(model->id).item<double>()))
-          where << " subdomain " << model->id << " (" << name << ")";
-    // Every rank sees the non-finite total; the rank that owns the culprit reports first, so
-    // the job's message names it (the others' MPI_Abort would race it otherwise).
-    if (where.str().empty()) std::this_thread::sleep_for(std::chrono::seconds(2));
-    TESSERA_FAIL("non-finite loss at iteration " << iteration_ << " in term(s)" << detail.str()
-                                                 << (where.str().empty() ? "" : "; on this rank:")
-                                                 << where.str()
-                                                 << "; lower the learning rate or check the equations");
+    TESSERA_FAIL("non-finite global loss at iteration " << iteration_ << " in term(s)" << detail.str()
+                                                        << "; lower the learning rate or check the equations");
   }
   if (callbacks_.on_log) callbacks_.on_log(record);
   last_ = record;

@@ -45,6 +45,13 @@ class Communicator {
   MPI_Comm comm_;
 };
 
+/// The MPI standard version ("4.0") and the first line of the library's version string.
+struct MpiVersion {
+  std::string standard;
+  std::string library;
+};
+MpiVersion mpi_version();
+
 /// Prints only on rank 0 of the world (deal.II's ConditionalOStream idea).
 bool is_root();
 

@@ -67,10 +67,9 @@ class Trainer {
   };
 
  private:
-  /// Loss of one subdomain; interface terms use `locals` (this side's values with graph) when
-  /// given, else recompute them, against the frozen `model.remote`.
-  LocalLoss subdomain_loss(SubdomainModel& model, bool create_graph,
-                           const std::vector<torch::Tensor>* locals);
+  /// Loss of one subdomain, its interface terms recomputed against the frozen `model.remote`
+  /// (L-BFGS closures).
+  LocalLoss subdomain_loss(SubdomainModel& model, bool create_graph);
   /// Throws, naming the subdomain, the iteration and the terms, when `loss` is not finite;
   /// checked every iteration so a diverged network never feeds NaN to its neighbours for long.
   void check_finite(const LocalLoss& loss, const SubdomainModel& model) const;
