@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
 # Generates the data files the shipped cases read (not kept in git): the Cole-Hopf reference
-# of the Burgers cases. Skips files that already exist.
+# of the Burgers cases and the noisy observations of the inverse cases. Skips files that
+# already exist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p cases/data
 if [ ! -f cases/data/burgers_reference.h5 ]; then
   /usr/bin/python3 tools/burgers_reference.py --out cases/data/burgers_reference.h5 >/dev/null
+fi
+# inverse_burgers: 2,000 reference nodes with 1% noise (Raissi et al. 2019).
+if [ ! -f cases/data/burgers_observations.h5 ]; then
+  /usr/bin/python3 tools/make_observations.py --reference cases/data/burgers_reference.h5 \
+    --coordinates x t --fields u --points 2000 --noise 0.01 --seed 1 \
+    --out cases/data/burgers_observations.h5 >/dev/null
+fi
+# inverse_heat_ddp: 1,000 points of the exact solution (kappa = 0.1) with 1% noise.
+if [ ! -f cases/data/heat_observations.h5 ]; then
+  /usr/bin/python3 tools/make_observations.py --domain x=0:1 --domain t=0:1 \
+    --exact 'u=sin(pi*x)*exp(-0.1*pi^2*t)' --points 1000 --noise 0.01 --seed 2 \
+    --out cases/data/heat_observations.h5 >/dev/null
 fi

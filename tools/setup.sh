@@ -11,6 +11,7 @@ packages=(
   libcgal-dev
   nlohmann-json3-dev doctest-dev
   python3-h5py python3-numpy python3-scipy python3-matplotlib
+  python3-torch  # tools/bench: the seed's PyTorch scripts run side by side with Tessera
 )
 
 missing=()

@@ -11,8 +11,14 @@ namespace tessera::app {
 int check_command(const CommandLine& line) {
   const io::Case c = io::load_case(line.case_file, line.overrides);
   Problem problem = build_problem(c);
-  const int ranks = parallel::Communicator::world().size();
+  // A case with data-parallel replicas is checked for the smallest rank count it can run on
+  // (a multiple of ranks_per_subdomain), so `tessera check` works without mpiexec.
+  const int replicas = c.decomposition.ranks_per_subdomain;
+  const int world = parallel::Communicator::world().size();
+  const int ranks = (world + replicas - 1) / replicas * replicas;
   const Decomposition decomposition = build_decomposition(c, problem, ranks);
+  if (parallel::is_root() && ranks != world)
+    std::cout << "(checked for " << ranks << " ranks: ranks_per_subdomain is " << replicas << ")\n";
   add_interface_terms(problem, c, decomposition);
   (void)training_plan(c, problem);
   if (parallel::is_root()) {

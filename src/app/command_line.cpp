@@ -17,6 +17,7 @@ std::string usage() {
          "\n"
          "options:\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
+         "  --restart latest   (run) continue from the newest complete checkpoint in the output folder\n"
          "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
          "  --ranks N          partition: map onto N ranks (default: the job's size)\n"
          "  --help, --version\n"
@@ -51,9 +52,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (a.rfind("--set=", 0) == 0) {
       line.overrides.push_back(a.substr(6));
     } else if (a == "--restart") {
-      TESSERA_CHECK(i + 1 < args.size(), "--restart needs a value (latest)");
+      TESSERA_CHECK(i + 1 < args.size(), "--restart needs a value: latest, or a checkpoint folder");
       line.restart = args[++i];
-      TESSERA_CHECK(false, "--restart: checkpoints are not available in this version");
     } else if (a == "--ranks") {
       TESSERA_CHECK(i + 1 < args.size(), "--ranks needs a number");
       const std::string value = args[++i];

@@ -10,9 +10,17 @@ namespace tessera::app {
 
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks) {
   const auto& spec = c.decomposition;
-  TESSERA_CHECK(spec.ranks_per_subdomain == 1,
-                c.file << ": decomposition.ranks_per_subdomain: data-parallel groups are not "
-                          "available in this version; use 1");
+  const int k = spec.ranks_per_subdomain;
+  TESSERA_CHECK(ranks % k == 0,
+                c.file << ": decomposition.ranks_per_subdomain: " << k << " ranks per subdomain need a "
+                       << "rank count that is a multiple of " << k << ", got " << ranks
+                       << " rank(s); start " << k * std::max(1, ranks / k)
+                       << " ranks (-n " << k * std::max(1, ranks / k)
+                       << ") or set ranks_per_subdomain to a divisor of " << ranks);
+  TESSERA_CHECK(k == 1 || c.training.weights.adaptive != "grad_norm",
+                c.file << ": training.weights.adaptive: \"grad_norm\" is not available with "
+                          "decomposition.ranks_per_subdomain > 1 (each replica sees only part of "
+                          "each term's gradient); use fixed weights or one rank per subdomain");
   TESSERA_CHECK(spec.balance.empty(), c.file << ": decomposition.balance: \"measure\" balancing "
                                                 "needs irregular geometry, not available in this "
                                                 "version; use split or cuts");
@@ -20,7 +28,9 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   Decomposition d{partition::Partition(p.domain->bounding_box(), p.domain->input_names(), cuts,
                                        c.file + ": decomposition"),
                   {}, {}, spec.interface.points, spec.method};
-  d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks);
+  d.replicas = k;
+  d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
+  for (int& first : d.rank_of) first *= k;
   if (spec.method == "xpinn") d.weights.continuity = d.weights.residual = 1;
   if (spec.method == "cpinn") d.weights.continuity = d.weights.flux = 1;
   auto weight = [&](const char* key, double& into) {
@@ -97,7 +107,7 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
 }
 
 std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
-    const io::Case& c, const Problem& p, const Decomposition& d, int s) {
+    const io::Case& c, const Problem& p, const Decomposition& d, int s, physics::Replica replica) {
   std::vector<std::unique_ptr<physics::InterfaceSide>> sides;
   const auto sampler = geometry::parse_sampler(c.training.collocation.sampler,
                                                "training.collocation.sampler");
@@ -107,7 +117,7 @@ std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
                       .to(p.device, p.dtype);
     sides.push_back(std::make_unique<physics::InterfaceSide>(
         id, f.lower == s ? 0 : 1, f.axis, points, static_cast<int>(p.symbols.fields.size()),
-        p.equations, p.fluxes, d.weights, p.domain->spatial_dims()));
+        p.equations, p.fluxes, d.weights, p.domain->spatial_dims(), replica));
   }
   return sides;
 }

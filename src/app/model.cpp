@@ -1,8 +1,10 @@
 #include "tessera/app/model.hpp"
 
 #include "tessera/autodiff/reverse.hpp"
+#include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/physics/data_group.hpp"
 
 namespace tessera::app {
 
@@ -32,17 +34,29 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
 
 namespace {
 
-physics::DerivativeEngine derivative_engine(const io::Case& c) {
-  TESSERA_CHECK(c.training.derivatives != "taylor",
-                c.file << ": training.derivatives: the \"taylor\" engine is not available in this "
-                          "version; use \"auto\" or \"autograd\"");
-  return autodiff::reverse_partials;
+// "taylor": the forward engine, "autograd": the reverse engine, "auto": forward wherever it
+// applies (orders <= 2), else reverse. Which partials a group asks for is known only when it
+// asks, so the choice (and the error for "taylor") is made per call.
+physics::DerivativeEngine derivative_engine(const io::Case& c, const nn::Mlp& network) {
+  const std::string choice = c.training.derivatives;
+  if (choice == "autograd") return autodiff::reverse_partials;
+  const std::string file = c.file;
+  return [choice, file, network](const autodiff::NetworkFunction& function, const torch::Tensor& x,
+                                 const std::set<autodiff::Partial>& requested, bool create_graph) {
+    if (autodiff::taylor_supports(network->options(), requested))
+      return autodiff::taylor_partials(*network, x, requested, create_graph);
+    TESSERA_CHECK(choice != "taylor",
+                  file << ": training.derivatives: the \"taylor\" engine computes derivatives up "
+                          "to second order; this case needs higher ones: use \"auto\" or \"autograd\"");
+    return autodiff::reverse_partials(function, x, requested, create_graph);
+  };
 }
 
 }  // namespace
 
-std::unique_ptr<train::SubdomainModel> build_subdomain(const io::Case& c, const Problem& p,
-                                                       const Decomposition& d, int id) {
+std::unique_ptr<train::SubdomainModel> build_subdomain(
+    const io::Case& c, const Problem& p, const Decomposition& d, int id, physics::Replica replica,
+    std::shared_ptr<const physics::SharedParameters> parameters) {
   const auto region = subdomain_region(p, d.partition.subdomains().at(id));
   auto model = std::make_unique<train::SubdomainModel>();
   model->id = id;
@@ -51,9 +65,9 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(const io::Case& c, const 
   auto network = model->network;
   model->fields = std::make_unique<physics::FieldEvaluator>(
       [network](const torch::Tensor& x) mutable { return network->forward(x); },
-      derivative_engine(c), std::map<std::string, torch::Tensor>{});
+      derivative_engine(c, model->network), std::move(parameters));
 
-  const physics::PointOptions points{p.dtype, p.device};
+  const physics::PointOptions points{p.dtype, p.device, replica};
   const auto sampler = geometry::parse_sampler(c.training.collocation.sampler,
                                                "training.collocation.sampler");
   int64_t collocation = c.training.collocation.points;
@@ -64,7 +78,14 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(const io::Case& c, const 
       p.equations, region, collocation, sampler, core::Rng(c.seed, id, "collocation"), points));
   for (const auto& plan : p.conditions) {
     core::Rng rng(c.seed, id, "condition:" + plan.name);
-    if (plan.periodic_faces) {
+    if (plan.data) {
+      // The observations inside this subdomain (a point on a cut belongs to one side only).
+      const auto mine = (d.partition.subdomain_of(plan.data->points) == id).nonzero().view(-1);
+      if (mine.numel() == 0) continue;
+      model->groups.push_back(std::make_unique<physics::DataGroup>(
+          plan.name, plan.data->fields, plan.data->points.index_select(0, mine),
+          plan.data->values.index_select(0, mine), points));
+    } else if (plan.periodic_faces) {
       model->groups.push_back(std::make_unique<physics::PeriodicGroup>(
           plan.name, *plan.periodic_faces, static_cast<int>(c.fields.size()), region, plan.points,
           sampler, rng, points));
@@ -75,7 +96,7 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(const io::Case& c, const 
           condition, region, plan.points, sampler, rng, points));
     }
   }
-  model->interfaces = interface_sides(c, p, d, id);
+  model->interfaces = interface_sides(c, p, d, id, replica);
   return model;
 }
 
@@ -103,6 +124,7 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   plan.adaptive.every = c.training.weights.adaptive_every;
   plan.adaptive.alpha = c.training.weights.adaptive_alpha;
   plan.time_limit = c.training.time_limit;
+  plan.checkpoint_every = c.training.checkpoint_every;
   return plan;
 }
 

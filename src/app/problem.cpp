@@ -3,6 +3,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/geometry/box_shape.hpp"
+#include "tessera/io/observations.hpp"
 
 namespace tessera::app {
 
@@ -57,6 +58,36 @@ physics::ConditionType condition_type(const io::ConditionSpec& spec, const std::
                     << "' conditions are not available in this version");
 }
 
+/// Reads a data condition's file and checks that every observation lies inside the domain.
+DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec, const geometry::Domain& domain) {
+  const auto obs = [&] {
+    try {
+      return io::read_observations(spec.file, domain.dims(), spec.fields, spec.key + ".file");
+    } catch (const Error& e) {
+      throw Error(c.file + ": " + e.what());
+    }
+  }();
+  DataPlan plan;
+  for (const auto& f : spec.fields) plan.fields.push_back(field_index(c, f));
+  plan.points = torch::from_blob(const_cast<double*>(obs.points.data()), {obs.count, obs.dims},
+                                 torch::kFloat64).clone();
+  plan.values = torch::from_blob(const_cast<double*>(obs.values.data()),
+                                 {obs.count, static_cast<int64_t>(spec.fields.size())}, torch::kFloat64)
+                    .clone();
+  const auto inside = domain.contains(plan.points);
+  if (!inside.all().item<bool>()) {
+    const int64_t row = torch::logical_not(inside).nonzero().min().item<int64_t>();
+    std::ostringstream point;
+    const auto names = domain.input_names();
+    for (int64_t k = 0; k < obs.dims; ++k)
+      point << (k ? ", " : "") << names[k] << " = " << plan.points[row][k].item<double>();
+    TESSERA_FAIL(c.file << ": " << spec.key << ".file: observation " << row << " of '" << spec.file
+                        << "' (" << point.str() << ") lies outside the domain; remove it or fix "
+                        << "the geometry");
+  }
+  return plan;
+}
+
 ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
                               const expr::SymbolTable& symbols, const geometry::Domain& domain) {
   ConditionPlan plan;
@@ -71,6 +102,10 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
   };
   if (spec.type == "periodic") {
     plan.periodic_faces = with_file([&] { return domain.periodic_faces(spec.axis, spec.key + ".axis"); });
+    return plan;
+  }
+  if (spec.type == "data") {
+    plan.data = read_data(c, spec, domain);
     return plan;
   }
   physics::Condition condition;
@@ -105,10 +140,12 @@ Problem build_problem(const io::Case& c) {
   p.symbols.fields = c.fields;
   p.symbols.constants = c.constants;
   for (const auto& [name, spec] : c.parameters) {
-    TESSERA_CHECK(!spec.trainable, c.file << ": parameters." << name
-                                          << ": trainable parameters are not available in this "
-                                             "version; set \"trainable\": false or use a constant");
-    p.symbols.constants[name] = spec.initial;
+    if (!spec.trainable) {
+      p.symbols.constants[name] = spec.initial;  // a fixed parameter is a constant
+      continue;
+    }
+    p.symbols.parameters.push_back(name);
+    p.parameters.push_back({name, spec.initial, spec.positive});
   }
   p.symbols.extra = physics::normal_names(c.coordinates);
 

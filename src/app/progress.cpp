@@ -63,7 +63,9 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   out << "\n";
   for (const auto& s : d.partition.subdomains()) {
     if (d.partition.size() == 1) break;
-    out << "    subdomain " << s.id << " on rank " << d.rank_of[s.id] << ": [";
+    out << "    subdomain " << s.id << " on rank " << d.rank_of[s.id];
+    if (d.replicas > 1) out << ".." << d.rank_of[s.id] + d.replicas - 1 << " (replicas)";
+    out << ": [";
     for (std::size_t i = 0; i < s.box.lo.size(); ++i)
       out << (i ? " x " : "") << s.box.lo[i] << ", " << s.box.hi[i];
     out << "]\n";
@@ -75,8 +77,17 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   int64_t iterations = 0;
   for (const auto& s : c.training.stages) iterations += s.iterations;
   out << "  training: " << c.training.stages.size() << " stage(s), " << iterations
-      << " iterations; derivatives: reverse-mode autograd\n";
+      << " iterations; derivatives: "
+      << (c.training.derivatives == "autograd" ? "reverse-mode autograd"
+          : c.training.derivatives == "taylor" ? "forward Taylor engine"
+                                                : "auto (forward Taylor engine up to second order, else autograd)")
+      << "\n";
   if (!p.exact.empty()) out << "  exact solution given: relative L2 error reported\n";
+  if (d.replicas > 1)
+    out << "  data-parallel: " << d.replicas << " ranks per subdomain, gradients summed every step\n";
+  for (const auto& parameter : p.parameters)
+    out << "  trainable parameter " << parameter.name << ": initial " << parameter.initial
+        << (parameter.positive ? " (positive)" : "") << ", shared by every subdomain\n";
   if (p.reference) out << "  reference: " << *c.reference_file << "\n";
   out << std::flush;
 }
@@ -114,6 +125,10 @@ void ProgressPrinter::print(const train::LogRecord& r) {
   std::cout << line;
   for (const auto& [field, error] : r.rel_l2) {
     std::snprintf(line, sizeof line, "  rel_l2(%s) %.3e", field.c_str(), error);
+    std::cout << line;
+  }
+  for (const auto& [name, value] : r.parameters) {
+    std::snprintf(line, sizeof line, "  %s %.6g", name.c_str(), value);
     std::cout << line;
   }
   if (r.final) {

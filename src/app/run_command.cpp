@@ -3,13 +3,16 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tessera/app/checkpointing.hpp"
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/decomposition.hpp"
 #include "tessera/app/evaluation.hpp"
 #include "tessera/app/model.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/stop_signal.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/io/checkpoint_files.hpp"
 #include "tessera/io/json_files.hpp"
 
 namespace tessera::app {
@@ -32,9 +35,23 @@ nlohmann::json versions(int ranks) {
           {"threads_per_rank", torch::get_num_threads()}};
 }
 
+/// What a checkpoint must match to continue this run (the rank count need not).
+nlohmann::json checkpoint_identity(const io::Case& c, const Decomposition& d) {
+  nlohmann::json networks = nlohmann::json::array();
+  for (const auto& s : d.partition.subdomains()) {
+    auto spec = c.network;
+    if (auto it = c.subdomains.find(s.id); it != c.subdomains.end() && it->second.network) spec = *it->second.network;
+    networks.push_back(spec.hidden);
+  }
+  return {{"case", c.name}, {"subdomains", d.partition.size()}, {"networks", networks},
+          {"stages", c.training.stages.size()}, {"dtype", c.dtype}};
+}
+
 }  // namespace
 
 int run_command(const CommandLine& line) {
+  // SIGTERM / SIGUSR1 (Slurm's warning): stop at the next log iteration with a checkpoint.
+  core::install_stop_handlers();
   const auto comm = parallel::Communicator::world();
   const bool root = comm.rank() == 0;
   const std::string started = utc_now();
@@ -46,46 +63,87 @@ int run_command(const CommandLine& line) {
   if (root) io::ensure_output_directory(c.output.directory);
   comm.barrier();
 
+  // Data-parallel groups: ranks first..first+k-1 all train the same subdomains, replica r
+  // keeping slice r of every sample.
+  const int replicas = decomposition.replicas;
+  const physics::Replica replica{comm.rank() % replicas, replicas};
+  const int group_first = comm.rank() - replica.index;
+  std::shared_ptr<physics::SharedParameters> parameters;
+  if (!problem.parameters.empty())
+    parameters = std::make_shared<physics::SharedParameters>(problem.parameters, problem.dtype, problem.device);
+
   std::vector<std::unique_ptr<train::SubdomainModel>> models;
   for (const auto& s : decomposition.partition.subdomains())
-    if (decomposition.rank_of[s.id] == comm.rank())
-      models.push_back(build_subdomain(c, problem, decomposition, s.id));
+    if (decomposition.rank_of[s.id] == group_first)
+      models.push_back(build_subdomain(c, problem, decomposition, s.id, replica, parameters));
   std::vector<train::SubdomainModel*> owned;
   for (auto& m : models) owned.push_back(m.get());
-  if (root && comm.size() > decomposition.partition.size())
+  const int groups = comm.size() / replicas;
+  if (root && groups > decomposition.partition.size())
     std::cout << "tessera: note: " << decomposition.partition.size() << " subdomain(s) on "
-              << comm.size() << " ranks; ranks " << decomposition.partition.size() << ".."
-              << comm.size() - 1 << " own none and only take part in reductions\n";
+              << groups << " rank group(s); ranks " << decomposition.partition.size() * replicas
+              << ".." << comm.size() - 1 << " own none and only take part in reductions\n";
 
-  // Interface channels: each owned side talks to the rank owning the other side.
+  // Interface channels: each owned side talks to the same replica of the other side's group.
   parallel::InterfaceExchange exchange(comm);
   for (auto* model : owned)
     for (const auto& side : model->interfaces) {
       const auto& f = decomposition.partition.interfaces()[side->interface_id()];
-      const int peer = decomposition.rank_of[side->side() == 0 ? f.upper : f.lower];
+      const int peer = decomposition.rank_of[side->side() == 0 ? f.upper : f.lower] + replica.index;
       exchange.add(side->interface_id(), side->side(), peer, side->point_count() * side->quantities());
     }
   const bool has_interfaces = !decomposition.partition.interfaces().empty();
 
+  // DDP-style sums: network gradients over the replica group, shared parameters' over all.
+  const auto group = comm.split(group_first, replica.index);
+  std::unique_ptr<parallel::GradientAllReduce> replica_sum, parameter_sum;
+  if (replicas > 1) replica_sum = std::make_unique<parallel::GradientAllReduce>(group);
+  if (parameters && comm.size() > 1) parameter_sum = std::make_unique<parallel::GradientAllReduce>(comm);
+  train::GradientSync sync{replica_sum.get(), parameters.get(), parameter_sum.get(),
+                           decomposition.partition.size() == 1 && groups == 1};
+
   const auto& partition = decomposition.partition;
   SubdomainOf subdomain_of = [&partition](const torch::Tensor& x) { return partition.subdomain_of(x); };
-  Evaluator evaluator(comm, problem, owned, subdomain_of, decomposition.partition.size(),
-                      output_grid(c, problem));
+  // One replica per group evaluates the output and the errors; the others add nothing.
+  Evaluator evaluator(comm, problem, replica.index == 0 ? owned : std::vector<train::SubdomainModel*>{},
+                      subdomain_of, decomposition.partition.size(), output_grid(c, problem));
+
+  const auto identity = checkpoint_identity(c, decomposition);
+  std::optional<train::RestoredCheckpoint> restored;
+  if (!line.restart.empty()) {
+    std::vector<int> ids;
+    for (auto* model : owned) ids.push_back(model->id);
+    restored = read_checkpoint(line.restart, c.output.directory, ids, identity);
+    if (root)
+      std::cout << "tessera: continuing from the checkpoint at iteration " << restored->position.iteration << "\n";
+  }
 
   std::unique_ptr<io::HistoryWriter> history;
-  if (root) history = std::make_unique<io::HistoryWriter>(c.output.directory + "/history.jsonl");
+  if (root)
+    history = std::make_unique<io::HistoryWriter>(c.output.directory + "/history.jsonl",
+                                                  restored ? restored->position.iteration : -1);
   ProgressPrinter progress(root);
   train::TrainerCallbacks callbacks;
   callbacks.errors = [&] { return evaluator.relative_errors(); };
+  callbacks.on_checkpoint = [&](train::CheckpointState& state) {
+    write_checkpoint(comm, c.output.directory, state, identity);
+  };
   callbacks.on_log = [&](const train::LogRecord& record) {
     if (!root) return;
     history->append(history_json(record));
     progress.print(record);
   };
   train::Trainer trainer(comm, owned, decomposition.partition.size(), problem.term_names,
-                         training_plan(c, problem), callbacks, has_interfaces ? &exchange : nullptr);
+                         training_plan(c, problem), callbacks, has_interfaces ? &exchange : nullptr,
+                         sync);
   if (root) print_problem_summary(std::cout, c, problem, decomposition);
+  if (restored) trainer.resume(std::move(*restored));
   trainer.run();
+  if (root && !trainer.stop_reason().empty())
+    std::cout << "tessera: stopped early (" << trainer.stop_reason() << ") at iteration "
+              << trainer.iterations_done() << "; checkpoint written to "
+              << io::checkpoint_directory(c.output.directory, trainer.iterations_done())
+              << "; continue with: tessera run " << line.case_file << " --restart latest\n";
   print_timing_table(comm, trainer.last_record());
 
   const auto& final_record = trainer.last_record();
@@ -98,6 +156,7 @@ int run_command(const CommandLine& line) {
   if (final_record.interface_jump >= 0)
     info.attributes_double["interface_jump"] = final_record.interface_jump;
   info.attributes_string["decomposition"] = decomposition.method;
+  info.parameters = final_record.parameters;
   io::write_grid_output(comm, c.output.directory, c.name, evaluator.layout(),
                         evaluator.output_contribution(), info);
 
@@ -109,7 +168,12 @@ int run_command(const CommandLine& line) {
                           {"finished", utc_now()},
                           {"iterations", trainer.iterations_done()},
                           {"wall_s", final_record.wall_s},
-                          {"final", history_json(final_record)}};
+                          {"final", history_json(final_record)},
+                          {"synchronisation",
+                           {{"ranks_per_subdomain", replicas},
+                            {"adam_steps", trainer.adam_steps()},
+                            {"replica_gradient_allreduces", replica_sum ? replica_sum->calls() : 0},
+                            {"parameter_gradient_allreduces", parameter_sum ? parameter_sum->calls() : 0}}}};
     io::write_json_atomically(c.output.directory + "/run.json", run);
     const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
     std::cout << "tessera: wrote " << xmf.lexically_normal().string()

@@ -120,6 +120,10 @@ void read_training(const JsonNode& root, Case& c) {
   if (const JsonNode weights = node["weights"]; weights.present()) read_weights(weights, c, t.weights);
   t.log_every = node["log_every"].integer(1, t.log_every);
   t.checkpoint_every = node["checkpoint_every"].integer(0, t.checkpoint_every);
+  // Checkpoints are taken at log iterations (where every rank already meets).
+  if (t.checkpoint_every % t.log_every != 0)
+    node["checkpoint_every"].fail("must be a multiple of training.log_every (" + std::to_string(t.log_every) +
+                                  "), e.g. " + std::to_string((t.checkpoint_every / t.log_every + 1) * t.log_every));
   if (const JsonNode limit = node["time_limit"]; limit.present())
     t.time_limit = limit.number(Range::positive);
 }

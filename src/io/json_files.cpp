@@ -21,7 +21,31 @@ void write_json_atomically(const std::string& path, const nlohmann::json& docume
                 "cannot rename '" << temporary << "' to '" << path << "': " << std::strerror(errno));
 }
 
-HistoryWriter::HistoryWriter(const std::string& path) : path_(path), stream_(path, std::ios::trunc) {
+namespace {
+
+/// The lines of history.jsonl up to `iteration` (without a final line), rewritten in place.
+void keep_history_until(const std::string& path, int64_t iteration) {
+  std::ifstream in(path);
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded()) break;  // a line cut by a kill: everything after it is newer
+    if (record.value("iteration", int64_t{0}) > iteration || record.value("final", false)) continue;
+    kept += line + "\n";
+  }
+  std::ofstream out(path + ".tmp", std::ios::trunc);
+  out << kept;
+  out.close();
+  TESSERA_CHECK(out && std::rename((path + ".tmp").c_str(), path.c_str()) == 0,
+                "cannot rewrite '" << path << "': " << std::strerror(errno));
+}
+
+}  // namespace
+
+HistoryWriter::HistoryWriter(const std::string& path, int64_t continue_after) : path_(path) {
+  if (continue_after >= 0) keep_history_until(path, continue_after);
+  stream_.open(path, continue_after >= 0 ? std::ios::app : std::ios::trunc);
   TESSERA_CHECK(stream_, "cannot write '" << path << "': " << std::strerror(errno));
 }
 

@@ -77,6 +77,31 @@ bool Communicator::any(bool flag) const {
 
 void Communicator::barrier() const { MPI_Barrier(comm_); }
 
+namespace {
+
+/// Frees a communicator made by MPI_Comm_split, unless MPI has already been finalised.
+struct CommunicatorOwner {
+  explicit CommunicatorOwner(MPI_Comm c) : comm(c) {}
+  CommunicatorOwner(const CommunicatorOwner&) = delete;
+  CommunicatorOwner& operator=(const CommunicatorOwner&) = delete;
+  MPI_Comm comm;
+  ~CommunicatorOwner() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm);
+  }
+};
+
+}  // namespace
+
+Communicator Communicator::split(int color, int key) const {
+  MPI_Comm part = MPI_COMM_NULL;
+  MPI_Comm_split(comm_, color, key, &part);
+  Communicator out(part);
+  out.owner_ = std::make_shared<const CommunicatorOwner>(part);
+  return out;
+}
+
 MpiVersion mpi_version() {
   int major = 0, minor = 0;
   MPI_Get_version(&major, &minor);

@@ -74,7 +74,9 @@ ConditionGroup::ConditionGroup(Condition condition, std::shared_ptr<const geomet
 
 void ConditionGroup::resample() {
   auto& s = sampling_;
+  s.begin_sample();
   auto sample = s.region->sample_boundary(condition_.on, s.points, s.sampler, s.rng);
+  sampled_ = sample.points.size(0);
   x_ = s.place(sample.points);
   normals_ = s.place(sample.normals);
 }
@@ -91,7 +93,7 @@ std::vector<TermValue> ConditionGroup::evaluate(const FieldEvaluator& fields,
     normals[names[axis]] = normals_.select(1, static_cast<int64_t>(axis));
   const auto env = fields.evaluate(x_, derivatives(), create_graph, normals);
   const auto r = condition_residual(condition_, env, names);
-  return {{condition_.name, mean_square(r), x_.size(0)}};
+  return {sampling_.options.replica.term(condition_.name, mean_square(r), x_.size(0), sampled_)};
 }
 
 PeriodicGroup::PeriodicGroup(std::string name,
@@ -107,7 +109,9 @@ PeriodicGroup::PeriodicGroup(std::string name,
 
 void PeriodicGroup::resample() {
   auto& s = sampling_;
+  s.begin_sample();
   auto [low, high] = s.region->sample_periodic(faces_, s.points, s.sampler, s.rng);
+  sampled_ = low.points.size(0);
   low_ = s.place(low.points);
   high_ = s.place(high.points);
 }
@@ -131,7 +135,7 @@ std::vector<TermValue> PeriodicGroup::evaluate(const FieldEvaluator& fields,
   // Mean over points of the summed squared jumps of every matched quantity.
   const auto r = torch::stack(jumps, 1);
   const auto loss = r.numel() ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
-  return {{name_, loss, low_.size(0)}};
+  return {sampling_.options.replica.term(name_, loss, low_.size(0), sampled_)};
 }
 
 }  // namespace tessera::physics

@@ -4,6 +4,12 @@
 
 namespace tessera::physics {
 
+torch::Tensor Replica::rows(const torch::Tensor& x) const {
+  if (count == 1) return x;
+  const int64_t n = x.size(0);
+  return x.slice(0, n * index / count, n * (index + 1) / count);
+}
+
 torch::Tensor mean_square(const torch::Tensor& residual) {
   if (residual.numel() == 0) return torch::zeros({}, residual.options());
   return residual.pow(2).mean();
@@ -26,6 +32,7 @@ EquationGroup::EquationGroup(std::vector<Equation> equations,
 
 void EquationGroup::resample() {
   auto& s = sampling_;
+  s.begin_sample();
   x_ = s.place(s.region->sample_interior(s.points, s.sampler, s.rng));
 }
 
@@ -51,7 +58,8 @@ std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields,
   const auto residuals = equation_residuals(equations_, fields, x_, create_graph);
   std::vector<TermValue> terms;
   for (std::size_t i = 0; i < equations_.size(); ++i)
-    terms.push_back({equations_[i].name, mean_square(residuals[i]), x_.size(0)});
+    terms.push_back(sampling_.options.replica.term(equations_[i].name, mean_square(residuals[i]),
+                                                   x_.size(0), sampling_.points));
   return terms;
 }
 

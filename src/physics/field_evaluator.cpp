@@ -12,7 +12,7 @@ expr::Environment FieldEvaluator::evaluate(const torch::Tensor& x,
   for (const auto& key : keys) requested.insert({key.field, key.wrt});
   expr::Environment env;
   env.coordinates = x;
-  env.parameters = parameters_;
+  if (parameters_) env.parameters = parameters_->values();
   env.extra = std::move(extra);
   if (requested.empty()) return env;
   auto partials = engine_(network_, x, requested, create_graph);

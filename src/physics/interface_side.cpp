@@ -14,14 +14,16 @@ std::vector<std::string> interface_term_names(const InterfaceWeights& w) {
   return names;
 }
 
-InterfaceSide::InterfaceSide(int interface_id, int side, int axis, torch::Tensor points,
+InterfaceSide::InterfaceSide(int interface_id, int side, int axis, const torch::Tensor& points,
                              int fields, std::vector<Equation> equations,
                              std::vector<std::vector<expr::Expression>> fluxes,
-                             InterfaceWeights weights, int spatial_dims)
+                             InterfaceWeights weights, int spatial_dims, Replica replica)
     : interface_id_(interface_id),
       side_(side),
       axis_(axis),
-      points_(std::move(points)),
+      replica_(replica),
+      points_(replica.rows(points)),
+      all_points_(points.size(0)),
       fields_(fields),
       equations_(std::move(equations)),
       fluxes_(std::move(fluxes)),
@@ -80,14 +82,14 @@ std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
     return n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
   };
   std::vector<TermValue> terms;
+  auto add = [&](const char* name, int64_t start, int64_t width, double scale) {
+    terms.push_back(replica_.term(name, block_loss(start, width, scale), n, all_points_));
+  };
   // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2.
-  if (weights_.continuity > 0) terms.push_back({continuity_term, block_loss(0, layout.fields, 0.5), n});
-  if (layout.residuals)
-    terms.push_back({residual_term, block_loss(layout.residual_start(), layout.residuals, 1.0), n});
-  if (layout.fluxes)
-    terms.push_back({flux_term, block_loss(layout.flux_start(), layout.fluxes, 1.0), n});
-  if (layout.gradients)
-    terms.push_back({gradient_term, block_loss(layout.gradient_start(), layout.gradients, 1.0), n});
+  if (weights_.continuity > 0) add(continuity_term, 0, layout.fields, 0.5);
+  if (layout.residuals) add(residual_term, layout.residual_start(), layout.residuals, 1.0);
+  if (layout.fluxes) add(flux_term, layout.flux_start(), layout.fluxes, 1.0);
+  if (layout.gradients) add(gradient_term, layout.gradient_start(), layout.gradients, 1.0);
   return terms;
 }
 

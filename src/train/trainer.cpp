@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/stop_signal.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/equation_group.hpp"
@@ -11,14 +12,16 @@ namespace tessera::train {
 
 Trainer::Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned, int subdomains,
                  std::vector<std::string> term_names, TrainingPlan plan,
-                 TrainerCallbacks callbacks, parallel::InterfaceExchange* exchange)
+                 TrainerCallbacks callbacks, parallel::InterfaceExchange* exchange,
+                 GradientSync sync)
     : comm_(comm),
       owned_(std::move(owned)),
       subdomains_(subdomains),
       term_names_(std::move(term_names)),
       plan_(std::move(plan)),
       callbacks_(std::move(callbacks)),
-      exchange_(exchange) {
+      exchange_(exchange),
+      sync_(sync) {
   for (const auto& name : term_names_) {
     auto it = plan_.weights.find(name);
     weights_[name] = it == plan_.weights.end() ? 1.0 : it->second;
@@ -40,29 +43,47 @@ void Trainer::apply_stage_points(const StagePlan& stage) {
       }
 }
 
-bool Trainer::time_is_up() {
-  if (!plan_.time_limit) return false;
-  // Every rank must stop at the same iteration, or the next collective would hang.
-  return comm_.any(wall_seconds() > *plan_.time_limit);
-}
-
 void Trainer::run() {
   // Ranks finish their set-up at different times (rank 0 also prints and opens files); start
   // together so that skew is not booked as the first exchange's wait.
   comm_.barrier();
   start_time_ = core::now_seconds();
-  for (const auto& stage : plan_.stages) {
-    if (stop_) break;
-    apply_stage_points(stage);
+  const std::size_t first = resume_ ? static_cast<std::size_t>(resume_->position.stage) : 0;
+  for (stage_index_ = first; stage_index_ < plan_.stages.size() && !stop_; ++stage_index_) {
+    const auto& stage = plan_.stages[stage_index_];
+    const bool resuming = resume_ && static_cast<std::size_t>(resume_->position.stage) == stage_index_;
+    const int64_t first_step = resuming ? resume_->position.stage_step : 0;
+    // A resumed stage already has its points (redrawn from the checkpoint).
+    if (!resuming) apply_stage_points(stage);
     if (stage.optimizer == OptimizerKind::adam)
-      run_adam(stage);
+      run_adam(stage, first_step);
     else
-      run_lbfgs(stage);
+      run_lbfgs(stage, first_step);
+  }
+  resume_.reset();
+  if (!stop_ && callbacks_.on_checkpoint && last_checkpoint_ != iteration_) {
+    auto state = capture(0);  // stage_index_ == stage count: nothing left to train
+    callbacks_.on_checkpoint(state);
   }
   // Derivatives need autograd even here; create_graph=false keeps no second-order graph.
   const LocalLoss final_loss = exchange_and_loss(/*create_graph=*/false);
   log(final_loss, plan_.stages.empty() ? "none" : optimizer_name(plan_.stages.back().optimizer),
       0.0, /*final=*/true);
+}
+
+void Trainer::after_log(int64_t stage_step) {
+  const int signal = core::stop_signal();
+  const bool late = plan_.time_limit && wall_seconds() > *plan_.time_limit;
+  // Every rank must stop at the same iteration, or the next collective would hang.
+  stop_ = comm_.any(signal != 0 || late);
+  if (stop_)
+    stop_reason_ = signal ? core::stop_signal_name() : late ? "time_limit" : "a stop signal on another rank";
+  const bool due = plan_.checkpoint_every > 0 && iteration_ % plan_.checkpoint_every == 0;
+  if ((stop_ || due) && callbacks_.on_checkpoint) {
+    auto state = capture(stage_step);
+    callbacks_.on_checkpoint(state);
+    last_checkpoint_ = iteration_;
+  }
 }
 
 namespace {
@@ -74,13 +95,35 @@ void resample_all(const std::vector<SubdomainModel*>& owned) {
 
 }  // namespace
 
-void Trainer::run_adam(const StagePlan& stage) {
+std::vector<torch::Tensor> Trainer::owned_parameters() const {
+  std::vector<torch::Tensor> params;
+  for (auto* s : owned_)
+    for (auto& p : s->network->parameters()) params.push_back(p);
+  return params;
+}
+
+void Trainer::sum_gradients() {
+  core::ScopedTimer timer(sync_s_);
+  // Every replica of a group owns the same subdomains, so all of them call this or none.
+  if (sync_.replicas && !owned_.empty()) sync_.replicas->sum_gradients(owned_parameters());
+  if (sync_.parameter_sum) sync_.parameter_sum->sum_gradients(sync_.parameters->raw());
+}
+
+void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
   // One optimizer per subdomain: gradient clipping and every statistic stay per network.
-  std::vector<std::unique_ptr<torch::optim::Adam>> optimizers;
+  auto& optimizers = optimizers_;
+  optimizers.clear();
   for (auto* s : owned_)
     optimizers.push_back(std::make_unique<torch::optim::Adam>(
         s->network->parameters(), torch::optim::AdamOptions(stage.lr)));
-  for (int64_t k = 0; k < stage.iterations && !stop_; ++k) {
+  // Shared parameters: the same summed gradient on every rank, so every copy takes the same step.
+  parameter_optimizer_ = sync_.parameters && !sync_.parameters->empty();
+  if (parameter_optimizer_)
+    optimizers.push_back(std::make_unique<torch::optim::Adam>(sync_.parameters->raw(),
+                                                              torch::optim::AdamOptions(stage.lr)));
+  restore_optimizers();
+  keep_good_states();
+  for (int64_t k = first_step; k < stage.iterations && !stop_; ++k) {
     const double lr = scheduled_lr(stage, k);
     LocalLoss loss;
     {
@@ -90,33 +133,53 @@ void Trainer::run_adam(const StagePlan& stage) {
       const bool adapt = plan_.adaptive.enabled && k % plan_.adaptive.every == 0;
       // Adaptive weighting needs every term's graph; otherwise the interior terms are
       // backpropagated while the neighbours' messages travel.
-      loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt);
+      loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt,
+                               /*stop_on_nonfinite=*/false);
       if (adapt) update_adaptive_weights(loss);
       if (loss.total.defined()) loss.total.backward();
-      for (std::size_t i = 0; i < owned_.size(); ++i) {
-        if (stage.clip) torch::nn::utils::clip_grad_norm_(owned_[i]->network->parameters(), *stage.clip);
-        for (auto& group : optimizers[i]->param_groups()) group.options().set_lr(lr);
+      sum_gradients();
+      const auto may_step = guard_against_divergence(loss);
+      for (std::size_t i = 0; i < optimizers.size(); ++i) {
+        const bool network = i < owned_.size();
+        if (network && !may_step[i]) continue;
+        // The shared parameters' summed gradient is the same on every rank: all skip alike.
+        if (!network && !finite_gradients(sync_.parameters->raw())) continue;
+        if (stage.clip && network)
+          torch::nn::utils::clip_grad_norm_(owned_[i]->network->parameters(), *stage.clip);
+        const double factor = network ? guards_[i].lr_factor : 1.0;
+        for (auto& group : optimizers[i]->param_groups()) group.options().set_lr(lr * factor);
         optimizers[i]->step();
       }
     }
     ++iteration_;
+    ++adam_steps_;
     if (iteration_ % plan_.log_every == 0) {
       log(loss, "adam", lr, false);
-      stop_ = time_is_up();
+      keep_good_states();
+      after_log(k + 1);
     }
   }
 }
 
-void Trainer::run_lbfgs(const StagePlan& stage) {
-  std::vector<std::unique_ptr<torch::optim::LBFGS>> optimizers;
-  for (auto* s : owned_)
+void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
+  auto& optimizers = optimizers_;
+  optimizers.clear();
+  parameter_optimizer_ = false;  // shared parameters, if any, ride in the subdomain's L-BFGS
+  std::vector<std::vector<torch::Tensor>> trained;  // per owned subdomain
+  for (auto* s : owned_) {
+    trained.push_back(s->network->parameters());
+    if (sync_.parameters_in_lbfgs && sync_.parameters)
+      for (const auto& p : sync_.parameters->raw()) trained.back().push_back(p);
+  }
+  for (const auto& tensors : trained)
     optimizers.push_back(std::make_unique<torch::optim::LBFGS>(
-        s->network->parameters(), torch::optim::LBFGSOptions(stage.lr)
+        tensors, torch::optim::LBFGSOptions(stage.lr)
                                       .history_size(stage.history)
                                       .tolerance_grad(stage.tolerance)
                                       .tolerance_change(1e-12)
                                       .line_search_fn("strong_wolfe")));
-  int64_t done = 0;
+  restore_optimizers();
+  int64_t done = first_step;
   while (done < stage.iterations && !stop_) {
     // L-BFGS runs in chunks that end on log iterations; its history carries over between them.
     // Neighbour data is exchanged at the start of a chunk and frozen during it.
@@ -138,7 +201,15 @@ void Trainer::run_lbfgs(const StagePlan& stage) {
           last = subdomain_loss(*owned_[i], /*create_graph=*/true);
           check_finite(last, *owned_[i]);
           last.total.backward();
-          return last.total;
+          if (!sync_.replicas) return last.total;
+          // Replicas: the group's summed loss and gradient, identical on every member, so
+          // every replica's L-BFGS takes the same decisions. One all-reduce per evaluation.
+          std::vector<double> value{last.total.item<double>()};
+          {
+            core::ScopedTimer timer(sync_s_);
+            sync_.replicas->sum_gradients(trained[i], &value);
+          }
+          return torch::full({}, value[0], last.total.options());
         };
         optimizer.step(closure);
         loss.merge(std::move(last));
@@ -148,7 +219,7 @@ void Trainer::run_lbfgs(const StagePlan& stage) {
     iteration_ += chunk;
     if (iteration_ % plan_.log_every == 0) {
       log(loss, "lbfgs", stage.lr, false);
-      stop_ = time_is_up();
+      after_log(done);
     }
   }
 }
@@ -158,9 +229,7 @@ void Trainer::update_adaptive_weights(const LocalLoss& loss) {
   // lambda_hat_i = sum_j |grad L_j| / |grad L_i| over all terms, L2 norms over every network's
   // parameters (squares summed over ranks), then lambda_i <- alpha lambda_i + (1 - alpha)
   // lambda_hat_i. Each weighted term then pulls with the same gradient norm.
-  std::vector<torch::Tensor> params;
-  for (auto* s : owned_)
-    for (auto& p : s->network->parameters()) params.push_back(p);
+  const auto params = owned_parameters();
   std::vector<double> squares(term_names_.size(), 0.0);
   for (std::size_t i = 0; i < term_names_.size(); ++i) {
     auto it = loss.terms.find(term_names_[i]);

@@ -13,8 +13,10 @@ void Trainer::LocalLoss::add(const physics::TermValue& term, int subdomain, doub
   auto accumulate = [](torch::Tensor& into, const torch::Tensor& value) {
     into = into.defined() ? into + value : value;
   };
-  accumulate(total, weight * term.mean_square);
-  accumulate(terms[term.name], term.mean_square);
+  // A replica's share: the replicas' totals (and gradients) sum to the mean over all points.
+  const auto part = term.total_count > 0 ? term.mean_square * term.share() : term.mean_square;
+  accumulate(total, weight * part);
+  accumulate(terms[term.name], part);
   accumulate(sums[term.name][subdomain], term.mean_square.detach() * static_cast<double>(term.count));
   counts[term.name][subdomain] += static_cast<double>(term.count);
 }
@@ -37,6 +39,9 @@ void Trainer::add_interface_terms(LocalLoss& loss, const SubdomainModel& model, 
                                   const torch::Tensor& local) const {
   const auto& side = *model.interfaces[k];
   const torch::Tensor& remote = model.remote.at(k);
+  // A neighbour that diverged this iteration sent non-finite values and is rolling back (the
+  // divergence guard); this side does without its interface terms for the iteration.
+  if (!torch::isfinite(remote).all().item<bool>()) return;
   for (const auto& term : side.losses(local, remote)) loss.add(term, model.id, weights_.at(term.name));
   // Each interface's jump is counted once, on its lower side.
   if (side.side() == 0) {
@@ -114,7 +119,8 @@ void Trainer::finish_exchange() {
   }
 }
 
-Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior) {
+Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
+                                              bool stop_on_nonfinite) {
   // Interface values first and sent at once; interior work overlaps the messages in flight.
   auto locals = start_exchange(create_graph);
   LocalLoss loss;
@@ -127,7 +133,7 @@ Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_i
       if (exchange_) exchange_->progress();
     }
     // Before waiting: the rank whose own terms diverged reports first and ends the job.
-    check_finite(interior[i], model);
+    if (stop_on_nonfinite) check_finite(interior[i], model);
   }
   if (backward_interior) {
     for (auto& part : interior)
@@ -142,7 +148,7 @@ Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_i
     auto& model = *owned_[i];
     for (std::size_t k = 0; k < model.interfaces.size(); ++k)
       add_interface_terms(interior[i], model, k, locals[i][k]);
-    check_finite(interior[i], model);
+    if (stop_on_nonfinite) check_finite(interior[i], model);
     loss.merge(std::move(interior[i]));
   }
   return loss;
@@ -188,6 +194,7 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
   record.weights = weights_;
   record.final = final;
   if (callbacks_.errors) record.rel_l2 = callbacks_.errors();
+  if (sync_.parameters) record.parameters = sync_.parameters->current();
   record.wall_s = wall_seconds();
   // The compute timer encloses the exchange; report the phases as disjoint shares.
   const double exchange_s = exchange_ ? exchange_->exchange_seconds() : 0.0;

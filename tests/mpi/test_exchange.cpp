@@ -2,10 +2,7 @@
 // other ranks, repeated rounds, without deadlock. Run by CTest as
 //   mpiexec.mpich -n 2 test_exchange
 //   mpiexec.mpich -n 4 test_exchange
-// Every rank runs the doctest cases; the ranks' results are combined with MPI_Allreduce and
-// reported from rank 0. A failing CHECK never skips an MPI call (no REQUIRE between
-// collectives), so one rank's failure cannot hang the others.
-#define DOCTEST_CONFIG_IMPLEMENT
+// (main: mpi_doctest.hpp).
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -15,6 +12,7 @@
 #include <vector>
 
 #include "tessera/parallel/environment.hpp"
+#include "mpi_doctest.hpp"
 #include "tessera/parallel/exchange.hpp"
 
 using tessera::parallel::Communicator;
@@ -195,25 +193,7 @@ TEST_CASE("sending on an unregistered interface or with the wrong count is an er
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-
-  doctest::Context context(argc, argv);
-  // Rank 0 prints the usual summary; the others print only their failures.
-  if (rank != 0) context.setOption("minimal", true);
-  const int result = context.run();
-
-  int failed_here = result != 0 ? 1 : 0;
-  int failed_ranks = 0;
-  MPI_Allreduce(&failed_here, &failed_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) {
-    if (failed_ranks == 0)
-      std::printf("test_exchange: passed on all %d ranks\n", size);
-    else
-      std::printf("test_exchange: FAILED on %d of %d ranks\n", failed_ranks, size);
-    std::fflush(stdout);
-  }
+  const int status = run_doctest_on_all_ranks(argc, argv, "test_exchange");
   MPI_Finalize();
-  return failed_ranks == 0 ? 0 : 1;
+  return status;
 }

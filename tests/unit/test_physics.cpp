@@ -61,7 +61,7 @@ autodiff::NetworkFunction space_time_network(double eps) {
 }
 
 FieldEvaluator evaluator(autodiff::NetworkFunction network) {
-  return FieldEvaluator(std::move(network), autodiff::reverse_partials, {});
+  return FieldEvaluator(std::move(network), autodiff::reverse_partials);
 }
 
 std::shared_ptr<const geometry::Domain> unit_square() {

@@ -33,7 +33,7 @@ autodiff::NetworkFunction plane_network(double a = 0, double b = 0, double c = 0
 }
 
 FieldEvaluator evaluator(autodiff::NetworkFunction network) {
-  return FieldEvaluator(std::move(network), autodiff::reverse_partials, {});
+  return FieldEvaluator(std::move(network), autodiff::reverse_partials);
 }
 
 expr::SymbolTable plane_symbols() {

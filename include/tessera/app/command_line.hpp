@@ -9,7 +9,7 @@ struct CommandLine {
   std::string command;                 ///< run | check | help | version
   std::string case_file;
   std::vector<std::string> overrides;  ///< --set path=value, in order
-  std::string restart;                 ///< --restart latest (later issue)
+  std::string restart;                 ///< --restart latest | <checkpoint folder>
   int ranks = 0;                       ///< partition: --ranks N (0: the job's size)
 };
 

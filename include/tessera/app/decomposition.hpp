@@ -10,14 +10,17 @@ namespace tessera::app {
 
 struct Decomposition {
   partition::Partition partition;
-  std::vector<int> rank_of;           ///< subdomain id -> rank
+  /// subdomain id -> the first rank of its replica group (the rank itself with one replica).
+  std::vector<int> rank_of;
   physics::InterfaceWeights weights;  ///< zero where a term is off
   int64_t interface_points = 0;
   std::string method;
+  int replicas = 1;  ///< ranks per subdomain (data-parallel replicas)
 };
 
 /// Cuts the problem's domain as the case says and maps subdomains to `ranks` ranks in
-/// contiguous blocks. Interface weights default by method: xpinn continuity 1 and residual 1,
+/// contiguous blocks; with `ranks_per_subdomain` = k, consecutive groups of k ranks each train
+/// the same subdomains (ranks must be a multiple of k). Interface weights default by method: xpinn continuity 1 and residual 1,
 /// cpinn continuity 1 and flux 1; gradient 0; `interface.weights` overrides them.
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks);
 
@@ -34,8 +37,9 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
                                                     const geometry::Selector& selector,
                                                     const geometry::Domain& region);
 
-/// Subdomain `s`'s sides of its interfaces (points generated from the interface ids).
+/// Subdomain `s`'s sides of its interfaces (points generated from the interface ids; this
+/// rank keeps `replica`'s slice of them).
 std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
-    const io::Case& c, const Problem& p, const Decomposition& d, int s);
+    const io::Case& c, const Problem& p, const Decomposition& d, int s, physics::Replica replica = {});
 
 }  // namespace tessera::app

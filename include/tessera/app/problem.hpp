@@ -10,12 +10,21 @@
 #include "tessera/io/reference.hpp"
 #include "tessera/physics/condition_group.hpp"
 #include "tessera/physics/equation_group.hpp"
+#include "tessera/physics/shared_parameters.hpp"
 
 namespace tessera::app {
 
+/// A `data` condition's observations (float64, CPU), checked to lie inside the domain.
+struct DataPlan {
+  std::vector<int> fields;  ///< observed outputs, in the columns' order
+  torch::Tensor points;     ///< [n, inputs]
+  torch::Tensor values;     ///< [n, fields.size()]
+};
+
 /// A condition with how it is sampled and weighted.
 struct ConditionPlan {
-  std::optional<physics::Condition> pointwise;  ///< every type but periodic
+  std::optional<physics::Condition> pointwise;  ///< every type but periodic and data
+  std::optional<DataPlan> data;
   std::optional<std::pair<geometry::Selector, geometry::Selector>> periodic_faces;
   std::string name;
   int64_t points = 0;
@@ -32,6 +41,7 @@ struct Problem {
   std::optional<io::Reference> reference;         ///< field values on the reference grid
   std::map<std::string, double> weights;          ///< term -> weight (case weights + training.weights)
   std::vector<std::string> term_names;            ///< equations, then conditions
+  std::vector<physics::ParameterDefinition> parameters;  ///< trainable ones (fixed ones are constants)
   torch::Dtype dtype = torch::kFloat32;
   torch::Device device = torch::kCPU;
 };

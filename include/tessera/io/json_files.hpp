@@ -16,7 +16,9 @@ void write_json_atomically(const std::string& path, const nlohmann::json& docume
 /// truncated when the run starts.
 class HistoryWriter {
  public:
-  explicit HistoryWriter(const std::string& path);
+  /// Starts a new history, or (`continue_after` >= 0, a restart) keeps the lines up to that
+  /// iteration, the final line excepted, and appends after them.
+  explicit HistoryWriter(const std::string& path, int64_t continue_after = -1);
   void append(const nlohmann::json& record);
   const std::string& path() const { return path_; }
 

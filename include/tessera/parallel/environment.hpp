@@ -3,6 +3,7 @@
 /// directly; io's parallel HDF5 gets the raw handle through Communicator::native().
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,13 @@ class Communicator {
   /// Collective over comm.
   void barrier() const;
 
+  /// The ranks that pass the same `color` form a new communicator, ordered by `key`; it is
+  /// freed when the last copy of the result goes. Collective over comm.
+  Communicator split(int color, int key) const;
+
  private:
   MPI_Comm comm_;
+  std::shared_ptr<const void> owner_;  ///< frees comm_ when it came from split()
 };
 
 /// The MPI standard version ("4.0") and the first line of the library's version string.

@@ -47,12 +47,18 @@ class ConditionGroup : public LossGroup {
   std::vector<std::string> term_names() const override { return {condition_.name}; }
   int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
+  std::optional<core::Rng::State> sample_origin() const override { return sampling_.origin; }
+  void resample_from(const core::Rng::State& origin) override {
+    sampling_.rewind(origin);
+    resample();
+  }
   core::Rng& rng() { return sampling_.rng; }
   const torch::Tensor& points() const { return x_; }
 
  private:
   Condition condition_;
   PointSampling sampling_;
+  int64_t sampled_ = 0;  ///< rows of the whole sample (all replicas)
   torch::Tensor x_, normals_;
 };
 
@@ -69,6 +75,11 @@ class PeriodicGroup : public LossGroup {
   std::vector<std::string> term_names() const override { return {name_}; }
   int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
+  std::optional<core::Rng::State> sample_origin() const override { return sampling_.origin; }
+  void resample_from(const core::Rng::State& origin) override {
+    sampling_.rewind(origin);
+    resample();
+  }
   core::Rng& rng() { return sampling_.rng; }
 
  private:
@@ -76,6 +87,7 @@ class PeriodicGroup : public LossGroup {
   std::pair<geometry::Selector, geometry::Selector> faces_;
   int fields_;
   PointSampling sampling_;
+  int64_t sampled_ = 0;  ///< rows of the whole sample (all replicas)
   torch::Tensor low_, high_;
 };
 

@@ -27,6 +27,11 @@ class EquationGroup : public LossGroup {
   std::vector<std::string> term_names() const override;
   int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
+  std::optional<core::Rng::State> sample_origin() const override { return sampling_.origin; }
+  void resample_from(const core::Rng::State& origin) override {
+    sampling_.rewind(origin);
+    resample();
+  }
 
   /// Points [n, inputs] currently in use.
   const torch::Tensor& points() const { return x_; }

@@ -4,11 +4,13 @@
 #include <torch/types.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "tessera/autodiff/partial.hpp"
 #include "tessera/expr/environment.hpp"
+#include "tessera/physics/shared_parameters.hpp"
 
 namespace tessera::physics {
 
@@ -19,8 +21,9 @@ using DerivativeEngine = std::function<autodiff::Partials(
 
 class FieldEvaluator {
  public:
+  /// `parameters`: the shared trainable parameters the expressions read (null: none).
   FieldEvaluator(autodiff::NetworkFunction network, DerivativeEngine engine,
-                 std::map<std::string, torch::Tensor> parameters)
+                 std::shared_ptr<const SharedParameters> parameters = nullptr)
       : network_(std::move(network)), engine_(std::move(engine)), parameters_(std::move(parameters)) {}
 
   /// The environment at points x [n, inputs] (dtype/device of the network) holding every
@@ -30,12 +33,11 @@ class FieldEvaluator {
                              std::map<std::string, torch::Tensor> extra = {}) const;
 
   const autodiff::NetworkFunction& network() const { return network_; }
-  const std::map<std::string, torch::Tensor>& parameters() const { return parameters_; }
 
  private:
   autodiff::NetworkFunction network_;
   DerivativeEngine engine_;
-  std::map<std::string, torch::Tensor> parameters_;
+  std::shared_ptr<const SharedParameters> parameters_;
 };
 
 }  // namespace tessera::physics

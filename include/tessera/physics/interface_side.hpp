@@ -28,12 +28,14 @@ std::vector<std::string> interface_term_names(const InterfaceWeights& weights);
 
 class InterfaceSide {
  public:
-  /// `points` [n, inputs] on the facet normal to input `axis`; `fields` unknowns;
-  /// `fluxes[e][k]` is equation e's flux along spatial axis k (cPINN; may be empty otherwise).
-  InterfaceSide(int interface_id, int side, int axis, torch::Tensor points, int fields,
+  /// `points` [n, inputs] on the facet normal to input `axis` (all of them: this side keeps
+  /// `replica`'s slice, and the matching replica of the neighbour keeps the same rows);
+  /// `fields` unknowns; `fluxes[e][k]` is equation e's flux along spatial axis k (cPINN; may be
+  /// empty otherwise).
+  InterfaceSide(int interface_id, int side, int axis, const torch::Tensor& points, int fields,
                 std::vector<Equation> equations,
                 std::vector<std::vector<expr::Expression>> fluxes, InterfaceWeights weights,
-                int spatial_dims);
+                int spatial_dims, Replica replica = {});
 
   int interface_id() const { return interface_id_; }
   /// 0: the lower subdomain, 1: the upper.
@@ -62,7 +64,9 @@ class InterfaceSide {
   Layout layout() const;
 
   int interface_id_, side_, axis_;
-  torch::Tensor points_;
+  Replica replica_;
+  torch::Tensor points_;  ///< this replica's slice
+  int64_t all_points_;    ///< points of the whole interface
   int fields_;
   std::vector<Equation> equations_;
   std::vector<std::vector<expr::Expression>> fluxes_;

@@ -5,10 +5,12 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tessera/core/rng.hpp"
 #include "tessera/physics/field_evaluator.hpp"
 
 namespace tessera::physics {
@@ -19,12 +21,37 @@ struct TermValue {
   std::string name;
   torch::Tensor mean_square;  ///< 0-d, differentiable when evaluated for training
   int64_t count = 0;
+  /// Points of the whole term when data-parallel replicas each hold a slice of them (0: this
+  /// rank holds all). The replica's share of the loss is mean_square * count / total_count, so
+  /// the replicas' gradients sum to the gradient of the mean over every point.
+  int64_t total_count = 0;
+
+  /// count / total_count (1 without replicas).
+  double share() const {
+    return total_count > 0 ? static_cast<double>(count) / static_cast<double>(total_count) : 1.0;
+  }
 };
 
-/// Where and how points are placed: dtype/device of the network inputs.
+/// Which slice of every sample this rank keeps when `count` data-parallel replicas train one
+/// subdomain: all replicas draw the same global sample and replica `index` keeps rows
+/// [n * index / count, n * (index + 1) / count).
+struct Replica {
+  int index = 0;
+  int count = 1;
+
+  /// This replica's rows of x (x itself for one replica).
+  torch::Tensor rows(const torch::Tensor& x) const;
+  /// The TermValue of `mean_square` over this replica's rows of an `all`-point sample.
+  TermValue term(std::string name, torch::Tensor mean_square, int64_t rows, int64_t all) const {
+    return {std::move(name), std::move(mean_square), rows, count > 1 ? all : 0};
+  }
+};
+
+/// Where and how points are placed: dtype/device of the network inputs, and this rank's slice.
 struct PointOptions {
   torch::Dtype dtype = torch::kFloat32;
   torch::Device device = torch::kCPU;
+  Replica replica;
 };
 
 class LossGroup {
@@ -40,6 +67,12 @@ class LossGroup {
   virtual int64_t point_count() const = 0;
   /// Every field derivative the terms read (for `tessera check`).
   virtual std::set<expr::DerivativeKey> derivatives() const = 0;
+
+  /// The random-stream state the current points were drawn from (nullopt: fixed points).
+  /// Checkpoints keep it: resample_from() redraws the very same points, whatever the rank or
+  /// replica count of the run that continues.
+  virtual std::optional<core::Rng::State> sample_origin() const { return std::nullopt; }
+  virtual void resample_from(const core::Rng::State& origin) {}
 };
 
 /// mean(r^2) over the rows of r ([n] or [n, k]); 0 for no points.

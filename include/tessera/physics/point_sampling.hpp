@@ -15,9 +15,17 @@ struct PointSampling {
   geometry::SamplerKind sampler = geometry::SamplerKind::sobol;
   core::Rng rng;
   PointOptions options;
+  core::Rng::State origin;  ///< rng state before the current sample was drawn
 
-  /// Moves float64 CPU samples to the network's dtype and device.
-  torch::Tensor place(const torch::Tensor& x) const { return x.to(options.device, options.dtype); }
+  /// Call first in every resample(): remembers where the new sample starts.
+  void begin_sample() { origin = rng.state(); }
+  /// Rewinds the stream to `from` (then resample() redraws that sample).
+  void rewind(const core::Rng::State& from) { rng.set_state(from); }
+
+  /// This replica's rows of float64 CPU samples, moved to the network's dtype and device.
+  torch::Tensor place(const torch::Tensor& x) const {
+    return options.replica.rows(x).to(options.device, options.dtype);
+  }
 };
 
 }  // namespace tessera::physics

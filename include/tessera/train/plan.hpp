@@ -39,6 +39,7 @@ struct TrainingPlan {
   std::map<std::string, double> weights;     ///< term name -> weight (missing: 1)
   AdaptiveWeighting adaptive;
   std::optional<double> time_limit;          ///< seconds
+  int64_t checkpoint_every = 0;              ///< 0: only at the end and when stopped
 };
 
 static inline const char* optimizer_name(OptimizerKind kind) {

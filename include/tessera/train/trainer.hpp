@@ -11,8 +11,11 @@
 #include "tessera/nn/mlp.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/parallel/exchange.hpp"
+#include "tessera/parallel/gradient_all_reduce.hpp"
 #include "tessera/physics/interface_side.hpp"
 #include "tessera/physics/loss_group.hpp"
+#include "tessera/physics/shared_parameters.hpp"
+#include "tessera/train/checkpoint_state.hpp"
 #include "tessera/train/log_record.hpp"
 #include "tessera/train/plan.hpp"
 
@@ -34,7 +37,28 @@ struct TrainerCallbacks {
   std::function<void(const LogRecord&)> on_log;
   /// Relative L2 error per field; called on every rank at log iterations. Collective.
   std::function<std::map<std::string, double>()> errors;
+  /// Writes a checkpoint; called on every rank every `checkpoint_every` iterations (at log
+  /// iterations), when the run stops early and at the end. Collective.
+  std::function<void(CheckpointState&)> on_checkpoint;
 };
+
+/// The DDP-style gradient sums (issue 4): replicas of a subdomain and shared parameters.
+struct GradientSync {
+  /// Sums the owned networks' gradients over this rank's replica group each step (null: the
+  /// group is this rank alone). Each replica's loss is its share of the global mean, so the
+  /// sum is the gradient of the mean over every point.
+  parallel::GradientAllReduce* replicas = nullptr;
+  /// The shared trainable parameters (null: none); every rank holds and steps its own copy.
+  const physics::SharedParameters* parameters = nullptr;
+  /// Sums the parameters' gradients over the world each step (null on one rank).
+  parallel::GradientAllReduce* parameter_sum = nullptr;
+  /// L-BFGS runs per subdomain, so shared parameters can join it only when every rank trains
+  /// the same single subdomain; otherwise they hold still during L-BFGS stages.
+  bool parameters_in_lbfgs = false;
+};
+
+/// Whether every defined gradient of `parameters` is finite.
+bool finite_gradients(const std::vector<torch::Tensor>& parameters);
 
 class Trainer {
  public:
@@ -43,12 +67,18 @@ class Trainer {
   /// all. `exchange`: the interface channels of the owned subdomains (null without interfaces).
   Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned, int subdomains,
           std::vector<std::string> term_names, TrainingPlan plan, TrainerCallbacks callbacks,
-          parallel::InterfaceExchange* exchange = nullptr);
+          parallel::InterfaceExchange* exchange = nullptr, GradientSync sync = {});
 
-  /// Runs every stage. Collective over comm.
+  /// Continues from a checkpoint instead of the start (before run()).
+  void resume(RestoredCheckpoint checkpoint);
+  /// Runs every stage (from the resumed position). Collective over comm.
   void run();
+  /// Why training stopped before the end ("SIGTERM", "SIGUSR1", "time_limit"), or "".
+  const std::string& stop_reason() const { return stop_reason_; }
 
   int64_t iterations_done() const { return iteration_; }
+  /// Adam steps taken (each does one replica all-reduce and one parameter all-reduce).
+  int64_t adam_steps() const { return adam_steps_; }
   double wall_seconds() const;
   /// The last global record (after run()).
   const LogRecord& last_record() const { return last_; }
@@ -85,15 +115,46 @@ class Trainer {
   /// `backward_interior`, the interior terms are also backpropagated before the wait (the
   /// costliest part overlaps the messages) and `total` holds only the interface terms left to
   /// backpropagate.
-  LocalLoss exchange_and_loss(bool create_graph, bool backward_interior = false);
+  /// With `stop_on_nonfinite` false (Adam: the divergence guard decides) a non-finite loss
+  /// does not end the job here.
+  LocalLoss exchange_and_loss(bool create_graph, bool backward_interior = false,
+                              bool stop_on_nonfinite = true);
 
-  void run_adam(const StagePlan& stage);
-  void run_lbfgs(const StagePlan& stage);
+  /// Sums gradients over the replica group and the shared parameters' over the world.
+  void sum_gradients();
+  /// Every trainable tensor of the owned networks.
+  std::vector<torch::Tensor> owned_parameters() const;
+  void run_adam(const StagePlan& stage, int64_t first_step);
+  void run_lbfgs(const StagePlan& stage, int64_t first_step);
+  /// At a log iteration: agrees with every rank whether to stop (signal, time limit) and
+  /// writes a checkpoint when one is due. Collective over comm.
+  void after_log(int64_t stage_step);
+  /// This rank's checkpoint at the current position. `optimizers` per owned subdomain (+ the
+  /// shared parameters' optimizer last, when there is one in this stage).
+  CheckpointState capture(int64_t stage_step) const;
+  /// Loads the optimizers' state from the pending checkpoint (then forgets it).
+  void restore_optimizers();
+
+  /// The divergence guard (Adam stages): per owned subdomain, its last good state (taken at
+  /// every log iteration), its learning-rate factor and how often it has diverged.
+  struct Guard {
+    std::vector<torch::Tensor> parameters;
+    std::string optimizer;  ///< serialized optimizer state
+    int64_t iteration = 0;
+    double lr_factor = 1.0;
+    int failures = 0;
+  };
+  /// Remembers every owned subdomain's current state as its last good one.
+  void keep_good_states();
+  /// After backward and the gradient sums: a subdomain whose gradient (or, without replicas,
+  /// loss) is not finite goes back to its last good state with its learning rate halved and
+  /// skips this step; the third time ends the job naming the subdomain, the terms and the
+  /// iteration. Returns, per owned subdomain, whether it may step.
+  std::vector<bool> guard_against_divergence(LocalLoss& loss);
   void apply_stage_points(const StagePlan& stage);
   void update_adaptive_weights(const LocalLoss& loss);
   /// Reduces the local figures and reports. Collective over comm.
   LogRecord log(const LocalLoss& loss, const std::string& stage, double lr, bool final);
-  bool time_is_up();
 
   parallel::Communicator comm_;
   std::vector<SubdomainModel*> owned_;
@@ -102,6 +163,16 @@ class Trainer {
   TrainingPlan plan_;
   TrainerCallbacks callbacks_;
   parallel::InterfaceExchange* exchange_;
+  GradientSync sync_;
+  int64_t adam_steps_ = 0;
+  std::size_t stage_index_ = 0;
+  /// The current stage's optimizers: one per owned subdomain, then the shared parameters'.
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
+  bool parameter_optimizer_ = false;  ///< the last of optimizers_ moves the shared parameters
+  std::optional<RestoredCheckpoint> resume_;
+  std::vector<Guard> guards_;  ///< per owned subdomain
+  int64_t last_checkpoint_ = -1;
+  std::string stop_reason_;
   std::map<std::string, double> weights_;
   int64_t iteration_ = 0;
   int64_t total_iterations_ = 0;

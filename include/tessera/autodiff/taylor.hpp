@@ -1,0 +1,30 @@
+#pragma once
+/// The forward (Taylor) engine: the value, first derivatives and the requested second
+/// derivatives of an MLP's outputs, propagated layer by layer in one forward pass, so that
+/// training backpropagates through first-order operations only.
+#include <torch/types.h>
+
+#include <set>
+
+#include "tessera/autodiff/partial.hpp"
+#include "tessera/nn/mlp.hpp"
+
+namespace tessera::autodiff {
+
+/// Whether the forward engine can compute `requested` for a network built with `options`:
+/// every partial of order <= 2 whose output and axes exist. Every activation, Fourier
+/// features and adaptive activation are supported.
+bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& requested);
+
+/// Evaluates `network` at `x` ([n, inputs], the network's dtype and device; not modified) and
+/// returns every partial in `requested` as an [n] tensor, the same values as
+/// `reverse_partials(network->forward, ...)` up to rounding. Precondition: `taylor_supports`.
+///
+/// All derivative streams travel stacked in one [streams, n, width] tensor, so each layer is
+/// one matrix product and one fused element-wise step (with a hand-written backward). With
+/// `create_graph` the results can be backpropagated to the network's parameters (first-order
+/// only: a second backward through them is refused); without, no graph is recorded.
+Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
+                         const std::set<Partial>& requested, bool create_graph);
+
+}  // namespace tessera::autodiff

@@ -1,0 +1,61 @@
+#pragma once
+/// Building blocks of the forward (Taylor) engine, exposed for its tests: how derivative
+/// streams are stacked, the activation's derivatives, and the per-layer element-wise step.
+#include <torch/types.h>
+
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "tessera/autodiff/partial.hpp"
+#include "tessera/nn/mlp.hpp"
+
+namespace tessera::autodiff::taylor {
+
+/// The streams stacked along dim 0 of a [count(), n, width] tensor: stream 0 is the value,
+/// streams 1 .. axes.size() the first derivatives along `axes` (input indices, ascending), then
+/// one stream per second derivative: `pairs[k]` = (a, b), positions in `axes` with a <= b.
+struct StreamLayout {
+  std::vector<int> axes;
+  std::vector<std::pair<int, int>> pairs;
+
+  int64_t count() const { return 1 + static_cast<int64_t>(axes.size() + pairs.size()); }
+  /// The stream holding d/d input[axis], or -1.
+  int64_t first_stream(int axis) const;
+  /// The stream holding d^2/d input[i] d input[j] (any order of i, j), or -1.
+  int64_t second_stream(int i, int j) const;
+};
+
+/// The smallest layout holding every partial of `requested` (orders <= 2): a second derivative
+/// needs the first-derivative streams of both its axes.
+StreamLayout stream_layout(const std::set<Partial>& requested);
+
+/// The transcendental parts of the activation at z, from which its value and derivatives are
+/// polynomials (computed once per layer; everything else is fused): tanh {tanh z},
+/// sin {sin z, cos z}, gelu {z, Phi(z), phi(z)} (normal cdf and density), silu {z, sigmoid z}.
+std::vector<torch::Tensor> activation_primitives(nn::Activation activation, const torch::Tensor& z);
+
+/// sigma, sigma', ..., sigma^(order) (order <= 3) from `activation_primitives`.
+std::vector<torch::Tensor> derivatives_from_primitives(nn::Activation activation,
+                                                       const std::vector<torch::Tensor>& primitives,
+                                                       int order);
+
+/// sigma, sigma', ..., sigma^(order) of the activation at z, each shaped like z (order <= 3).
+std::vector<torch::Tensor> activation_derivatives(nn::Activation activation, const torch::Tensor& z,
+                                                  int order);
+
+/// Which implementation of the element-wise step runs: `automatic` takes the fused CPU loop
+/// for float32/float64 CPU tensors and the generic ATen version elsewhere (GPUs).
+enum class Kernel { automatic, generic };
+
+/// One hidden layer's activation applied to all streams: with pre-activation streams
+/// `pre` [K, n, w] (bias not yet added) and `bias` [w] (added to the value stream only),
+/// returns [K, n, w]:
+///   value h = s(z),  first h_a = s'(z) z_a,  second h_ab = s''(z) z_a z_b + s'(z) z_ab.
+/// Recorded as one autograd node with a hand-written first-order backward when grad mode is
+/// on and an input requires grad.
+torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,
+                               const torch::Tensor& bias, const StreamLayout& layout,
+                               Kernel kernel = Kernel::automatic);
+
+}  // namespace tessera::autodiff::taylor

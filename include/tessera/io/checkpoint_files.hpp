@@ -1,0 +1,28 @@
+#pragma once
+/// Where checkpoints live and which one counts (output-format.md "Checkpoints"):
+/// <output>/checkpoints/<iteration>/ holds subdomain_<id>.pt files, shared.pt and, written
+/// last, manifest.json. A folder without a manifest is an interrupted write and never counts.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::io {
+
+/// <output>/checkpoints/<iteration as 8 digits>.
+std::string checkpoint_directory(const std::string& output, int64_t iteration);
+
+/// The newest folder under <output>/checkpoints with a manifest.json, or "" when there is none.
+std::string latest_checkpoint(const std::string& output);
+
+/// The manifest of a checkpoint folder; errors name the folder and say what is missing.
+nlohmann::json read_manifest(const std::string& directory);
+
+/// Writes the manifest (atomically: temporary name, then rename), making the checkpoint count.
+void write_manifest(const std::string& directory, const nlohmann::json& manifest);
+
+/// Deletes every checkpoint folder older than the newest `keep` complete ones (complete or
+/// not). Never touches the newest complete ones, so a failing write leaves a good checkpoint.
+void prune_checkpoints(const std::string& output, int keep);
+
+}  // namespace tessera::io

@@ -1,0 +1,31 @@
+#pragma once
+/// A `data` condition: the misfit between the fields and observations at fixed points
+/// (case-format.md "Conditions"). The points never move, so resample() does nothing.
+#include "tessera/physics/loss_group.hpp"
+
+namespace tessera::physics {
+
+class DataGroup : public LossGroup {
+ public:
+  /// `points` [n, inputs] and `values` [n, fields.size()] (float64, CPU): the observations
+  /// inside this subdomain, all of them (this rank keeps `options.replica`'s rows); `fields`
+  /// are the network outputs observed, in the columns' order.
+  DataGroup(std::string name, std::vector<int> fields, const torch::Tensor& points,
+            const torch::Tensor& values, PointOptions options);
+
+  void resample() override {}
+  /// One term: mean over the points of the summed squared misfits of the observed fields.
+  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
+  std::vector<std::string> term_names() const override { return {name_}; }
+  int64_t point_count() const override { return all_points_; }
+  std::set<expr::DerivativeKey> derivatives() const override;
+
+ private:
+  std::string name_;
+  std::vector<int> fields_;
+  PointOptions options_;
+  int64_t all_points_;
+  torch::Tensor x_, values_;
+};
+
+}  // namespace tessera::physics

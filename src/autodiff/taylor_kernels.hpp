@@ -1,0 +1,42 @@
+#pragma once
+// The element-wise step of the forward engine, two implementations with one contract (see
+// activate_streams): `*_generic` in ATen operations (any device), `*_cpu` as one fused loop.
+// Notation: z_0 = pre_0 + bias is the value stream's pre-activation, z_k = pre_k for k >= 1;
+// d[m] = sigma^(m)(z_0) and the primitives (activation_primitives of z_0) are [n, w].
+// `pre`, `grad`, every d[m] and every primitive are contiguous.
+#include <torch/types.h>
+
+#include <utility>
+#include <vector>
+
+#include "tessera/nn/mlp.hpp"
+
+namespace tessera::autodiff::taylor::detail {
+
+/// The layout's shape as the kernels see it: `firsts` first-derivative streams, then one
+/// stream per pair of first-stream positions.
+struct StreamShape {
+  int64_t firsts = 0;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+};
+
+/// out [K, n, w] from pre [K, n, w] and d = {sigma, sigma', sigma''}.
+void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::Tensor>& d,
+                             const StreamShape& shape, torch::Tensor& out);
+/// The same from the primitives: sigma and its derivatives are formed block by block in cache.
+void streams_forward_cpu(nn::Activation activation, const torch::Tensor& pre,
+                         const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
+                         torch::Tensor& out);
+
+/// d loss / d pre [K, n, w] from d loss / d out (`grad`), pre and d = {., sigma', sigma'', sigma'''}.
+void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pre,
+                              const std::vector<torch::Tensor>& d, const StreamShape& shape,
+                              torch::Tensor& grad_pre);
+void streams_backward_cpu(nn::Activation activation, const torch::Tensor& grad,
+                          const torch::Tensor& pre, const std::vector<torch::Tensor>& primitives,
+                          const StreamShape& shape, torch::Tensor& grad_pre);
+
+/// Whether the fused CPU loop handles tensors like `t` (CPU, float32 or float64).
+bool cpu_kernel_applies(const torch::Tensor& t);
+
+}  // namespace tessera::autodiff::taylor::detail

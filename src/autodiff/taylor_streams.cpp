@@ -1,0 +1,186 @@
+// The per-layer element-wise step of the forward engine as one autograd node: autograd would
+// otherwise record a dozen element-wise nodes per layer and replay them all in the backward.
+#include <algorithm>
+
+#include "taylor_kernels.hpp"
+#include "tessera/autodiff/taylor_streams.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::autodiff::taylor {
+
+int64_t StreamLayout::first_stream(int axis) const {
+  const auto it = std::find(axes.begin(), axes.end(), axis);
+  return it == axes.end() ? -1 : 1 + (it - axes.begin());
+}
+
+int64_t StreamLayout::second_stream(int i, int j) const {
+  const int64_t a = first_stream(std::min(i, j)) - 1, b = first_stream(std::max(i, j)) - 1;
+  if (a < 0 || b < 0) return -1;
+  const auto it = std::find(pairs.begin(), pairs.end(), std::make_pair(int(a), int(b)));
+  return it == pairs.end() ? -1 : 1 + static_cast<int64_t>(axes.size() + (it - pairs.begin()));
+}
+
+StreamLayout stream_layout(const std::set<Partial>& requested) {
+  std::set<int> axes;
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& p : requested) {
+    TESSERA_CHECK(p.wrt.size() <= 2, "forward engine: derivatives of order " << p.wrt.size()
+                                                                             << " are not supported");
+    axes.insert(p.wrt.begin(), p.wrt.end());
+    if (p.wrt.size() == 2)
+      pairs.insert({std::min(p.wrt[0], p.wrt[1]), std::max(p.wrt[0], p.wrt[1])});
+  }
+  StreamLayout layout;
+  layout.axes.assign(axes.begin(), axes.end());
+  for (const auto& [i, j] : pairs)
+    layout.pairs.emplace_back(static_cast<int>(layout.first_stream(i) - 1),
+                              static_cast<int>(layout.first_stream(j) - 1));
+  return layout;
+}
+
+namespace detail {
+
+void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::Tensor>& d,
+                             const StreamShape& shape, torch::Tensor& out) {
+  const int64_t firsts = shape.firsts, seconds = static_cast<int64_t>(shape.pairs.size());
+  out.select(0, 0).copy_(d[0]);
+  if (firsts > 0) {
+    auto first = out.narrow(0, 1, firsts);
+    torch::mul_out(first, pre.narrow(0, 1, firsts), d[1]);
+  }
+  if (seconds > 0) {
+    std::vector<int64_t> p, q;
+    for (const auto& [a, b] : shape.pairs) p.push_back(1 + a), q.push_back(1 + b);
+    const auto index = torch::TensorOptions().dtype(torch::kLong).device(pre.device());
+    const auto zp = pre.index_select(0, torch::tensor(p, index));
+    const auto zq = pre.index_select(0, torch::tensor(q, index));
+    out.narrow(0, 1 + firsts, seconds).copy_(d[2] * zp * zq + d[1] * pre.narrow(0, 1 + firsts, seconds));
+  }
+}
+
+void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pre,
+                              const std::vector<torch::Tensor>& d, const StreamShape& shape,
+                              torch::Tensor& grad_pre) {
+  const int64_t firsts = shape.firsts, seconds = static_cast<int64_t>(shape.pairs.size());
+  auto value = grad.select(0, 0) * d[1];
+  if (firsts > 0) {
+    const auto g = grad.narrow(0, 1, firsts);
+    grad_pre.narrow(0, 1, firsts).copy_(g * d[1]);
+    value += (g * pre.narrow(0, 1, firsts)).sum(0) * d[2];
+  }
+  if (seconds > 0) {
+    std::vector<int64_t> p, q;
+    for (const auto& [a, b] : shape.pairs) p.push_back(a), q.push_back(b);
+    const auto index = torch::TensorOptions().dtype(torch::kLong).device(pre.device());
+    const auto p_index = torch::tensor(p, index), q_index = torch::tensor(q, index);
+    const auto firsts_pre = pre.narrow(0, 1, firsts);
+    const auto zp = firsts_pre.index_select(0, p_index), zq = firsts_pre.index_select(0, q_index);
+    const auto g = grad.narrow(0, 1 + firsts, seconds);
+    grad_pre.narrow(0, 1 + firsts, seconds).copy_(g * d[1]);
+    const auto g2 = g * d[2];
+    auto first_grads = grad_pre.narrow(0, 1, firsts);
+    first_grads.index_add_(0, p_index, g2 * zq);
+    first_grads.index_add_(0, q_index, g2 * zp);
+    value += (g * zp * zq).sum(0) * d[3] + (g * pre.narrow(0, 1 + firsts, seconds)).sum(0) * d[2];
+  }
+  grad_pre.select(0, 0).copy_(value);
+}
+
+}  // namespace detail
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+detail::StreamShape shape_of(const StreamLayout& layout) {
+  detail::StreamShape shape;
+  shape.firsts = static_cast<int64_t>(layout.axes.size());
+  for (const auto& [a, b] : layout.pairs) shape.pairs.emplace_back(a, b);
+  return shape;
+}
+
+// The step without autograd, from the value stream's primitives.
+torch::Tensor streams_forward(nn::Activation activation, const torch::Tensor& pre,
+                              const std::vector<torch::Tensor>& primitives,
+                              const detail::StreamShape& shape, bool fused) {
+  auto out = torch::empty_like(pre);
+  if (fused)
+    detail::streams_forward_cpu(activation, pre, primitives, shape, out);
+  else
+    detail::streams_forward_generic(pre, derivatives_from_primitives(activation, primitives, 2),
+                                    shape, out);
+  return out;
+}
+
+// Non-tensor arguments travel through saved_data; pairs flattened as (p0, q0, p1, q1, ...).
+class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& pre,
+                               const torch::Tensor& bias, int64_t activation, int64_t firsts,
+                               std::vector<int64_t> pairs, bool fused) {
+    const auto activation_kind = static_cast<nn::Activation>(activation);
+    const auto primitives = activation_primitives(activation_kind, pre.select(0, 0) + bias);
+    // The backward needs the primitives, not z: it evaluates no transcendental function.
+    std::vector<torch::Tensor> saved{pre};
+    saved.insert(saved.end(), primitives.begin(), primitives.end());
+    ctx->save_for_backward(saved);
+    ctx->saved_data["activation"] = activation;
+    ctx->saved_data["firsts"] = firsts;
+    ctx->saved_data["pairs"] = pairs;
+    ctx->saved_data["fused"] = fused;
+    return streams_forward(activation_kind, pre, primitives, unflatten(firsts, pairs), fused);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    // The loop writes through raw pointers and treats sigma^(m) as constants: a second
+    // backward through it would be silently wrong, so it is refused.
+    TESSERA_CHECK(!torch::GradMode::is_enabled(),
+                  "the forward (Taylor) derivative engine supports first-order backward only; "
+                  "use training.derivatives = \"autograd\" for higher-order gradients");
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& pre = saved[0];
+    const auto shape = unflatten(ctx->saved_data["firsts"].toInt(),
+                                 ctx->saved_data["pairs"].toIntVector());
+    const auto activation = static_cast<nn::Activation>(ctx->saved_data["activation"].toInt());
+    const std::vector<torch::Tensor> primitives(saved.begin() + 1, saved.end());
+    const auto grad = grads[0].contiguous();
+    auto grad_pre = torch::empty_like(pre);
+    if (ctx->saved_data["fused"].toBool())
+      detail::streams_backward_cpu(activation, grad, pre, primitives, shape, grad_pre);
+    else
+      detail::streams_backward_generic(grad, pre, derivatives_from_primitives(activation, primitives, 3),
+                                       shape, grad_pre);
+    auto grad_bias = grad_pre.select(0, 0).sum(0);
+    return {grad_pre, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+
+  static detail::StreamShape unflatten(int64_t firsts, const std::vector<int64_t>& pairs) {
+    detail::StreamShape shape;
+    shape.firsts = firsts;
+    for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) shape.pairs.emplace_back(pairs[k], pairs[k + 1]);
+    return shape;
+  }
+};
+
+}  // namespace
+
+torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,
+                               const torch::Tensor& bias, const StreamLayout& layout, Kernel kernel) {
+  TORCH_CHECK(pre.dim() == 3 && pre.size(0) == layout.count(),
+              "activate_streams: pre must be [", layout.count(), ", n, width], got ", pre.sizes());
+  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == pre.size(2), "activate_streams: bias must be [width]");
+  const auto input = pre.contiguous();
+  const bool fused = kernel == Kernel::automatic && detail::cpu_kernel_applies(input);
+  if (torch::GradMode::is_enabled() && (input.requires_grad() || bias.requires_grad())) {
+    std::vector<int64_t> pairs;
+    for (const auto& [a, b] : layout.pairs) pairs.insert(pairs.end(), {a, b});
+    return ActivateStreams::apply(input, bias, static_cast<int64_t>(activation),
+                                  static_cast<int64_t>(layout.axes.size()), pairs, fused);
+  }
+  return streams_forward(activation, input, activation_primitives(activation, input.select(0, 0) + bias),
+                         shape_of(layout), fused);
+}
+
+}  // namespace tessera::autodiff::taylor

@@ -1,0 +1,21 @@
+#pragma once
+// Reading whole numeric datasets from HDF5 files users bring (references, observations).
+#include <string>
+#include <vector>
+
+#include "hdf5_handle.hpp"
+
+namespace tessera::io::detail {
+
+/// Names of the links in `group` ("/grid"), for error messages; "no /grid group" when absent.
+std::string list_group(hid_t file, const std::string& group);
+
+/// Reads a whole numeric dataset as float64 and returns its shape in `shape`. Errors start
+/// with `label` (e.g. "data file 'obs.h5'") and name the dataset.
+std::vector<double> read_doubles(hid_t file, const std::string& label, const std::string& dataset,
+                                 std::vector<hsize_t>& shape);
+
+/// "[3, 4]".
+std::string shape_text(const std::vector<hsize_t>& shape);
+
+}  // namespace tessera::io::detail

@@ -1,0 +1,34 @@
+#include "tessera/physics/data_group.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::physics {
+
+DataGroup::DataGroup(std::string name, std::vector<int> fields, const torch::Tensor& points,
+                     const torch::Tensor& values, PointOptions options)
+    : name_(std::move(name)), fields_(std::move(fields)), options_(options), all_points_(points.size(0)) {
+  TESSERA_CHECK(values.dim() == 2 && values.size(0) == points.size(0) &&
+                    values.size(1) == static_cast<int64_t>(fields_.size()),
+                "internal: data condition '" << name_ << "' has mismatched points and values");
+  x_ = options.replica.rows(points).to(options.device, options.dtype);
+  values_ = options.replica.rows(values).to(options.device, options.dtype);
+}
+
+std::set<expr::DerivativeKey> DataGroup::derivatives() const {
+  std::set<expr::DerivativeKey> keys;
+  for (int f : fields_) keys.insert({f, {}});
+  return keys;
+}
+
+std::vector<TermValue> DataGroup::evaluate(const FieldEvaluator& fields, bool create_graph) const {
+  const auto env = fields.evaluate(x_, derivatives(), create_graph);
+  std::vector<torch::Tensor> misfits;
+  for (std::size_t k = 0; k < fields_.size(); ++k)
+    misfits.push_back(env.derivatives.at({fields_[k], {}}) - values_.select(1, static_cast<int64_t>(k)));
+  const auto r = torch::stack(misfits, 1);
+  const auto loss = r.size(0) ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
+  return {options_.replica.term(name_, loss, x_.size(0), all_points_)};
+}
+
+}  // namespace tessera::physics

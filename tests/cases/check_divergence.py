@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""The divergence guard (issue 7): a run whose loss turns non-finite rolls the subdomain back to
+its last good state with a halved learning rate, and stops after the third failure with one
+message naming the subdomain, the term and the iteration.
+
+  check_divergence.py --out DIR --exit CODE --rollbacks N [--expect TEXT]... -- TESSERA ARGS...
+
+Checks the exit status, the number of "rolled back" warnings, every --expect text in the
+output, and (for a recovered run, exit 0) that the output file was written.
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--exit", type=int, required=True)
+    parser.add_argument("--rollbacks", type=int, required=True)
+    parser.add_argument("--expect", action="append", default=[])
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = [a for a in args.command if a != "--"]
+    out = os.path.abspath(args.out)
+    shutil.rmtree(out, ignore_errors=True)
+    command += ["--set", f"output.directory={out}"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    text = result.stdout + result.stderr
+    rollbacks = text.count("rolled back to iteration")
+    failures = []
+    if result.returncode != args.exit:
+        failures.append(f"exit {result.returncode}, expected {args.exit}")
+    if rollbacks != args.rollbacks:
+        failures.append(f"{rollbacks} roll-backs, expected {args.rollbacks}")
+    failures += [f"output lacks '{e}'" for e in args.expect if e not in text]
+    if args.exit == 0 and not glob.glob(os.path.join(out, "*.h5")):
+        failures.append("the recovered run wrote no output file")
+    for failure in failures:
+        print("FAIL:", failure)
+    if failures:
+        print(text[-3000:])
+        return 1
+    print(f"exit {result.returncode}, {rollbacks} roll-back(s), messages as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

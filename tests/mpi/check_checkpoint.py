@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Checkpoints and restarts (issue 7), end to end with the tessera binary.
+
+  check_checkpoint.py --tessera BIN --mpiexec MPIEXEC --case tests/mpi/xpinn4.json --out DIR
+
+1. An uninterrupted 2-rank run (Adam then L-BFGS) is the reference.
+2. SIGTERM to every rank of the same run after its first log line: the job stops at the next
+   log iteration, leaves a complete checkpoint (manifest.json) and says how to continue.
+3. `--restart latest` on 2 ranks and, from a copy of the same checkpoint, on 1 and 4 ranks:
+   each ends with exactly the reference's history (timings aside) and /fields, bit for bit.
+4. kill -9 while the second periodic checkpoint is being written (TESSERA_FAULT makes rank 0
+   die after the subdomain files, before the manifest): that folder never counts, the first
+   checkpoint stays the latest, and a restart from it still ends exactly like the reference.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+
+TIMINGS = ("wall_s", "time_s")
+ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
+SETS = ['training.stages=[{"optimizer":"adam","iterations":1200,"lr":0.001},{"optimizer":"lbfgs","iterations":40}]',
+        "training.log_every=20", "training.checkpoint_every=100"]
+
+
+def command(args, ranks, out, extra=()):
+    line = [args.mpiexec, "-n", str(ranks), args.tessera, "run", args.case]
+    for s in SETS + [f"output.directory={out}"]:
+        line += ["--set", s]
+    return line + list(extra)
+
+
+def run(args, ranks, out, extra=(), env=ENV, expect_ok=True):
+    print("running:", " ".join(command(args, ranks, out, extra)), flush=True)
+    result = subprocess.run(command(args, ranks, out, extra), env=env, capture_output=True, text=True,
+                            timeout=args.timeout)
+    if expect_ok and result.returncode != 0:
+        sys.stdout.write(result.stdout[-3000:])
+        sys.stderr.write(result.stderr[-3000:])
+        sys.exit(f"FAIL: exit {result.returncode}")
+    return result
+
+
+def history(out):
+    records = []
+    with open(os.path.join(out, "history.jsonl")) as f:
+        for line in f:
+            record = json.loads(line)
+            for key in TIMINGS:
+                record.pop(key, None)
+            records.append(record)
+    return records
+
+
+def fields(out):
+    with h5py.File(os.path.join(out, "xpinn4.h5"), "r") as f:
+        return {name: d[()].tobytes() for name, d in f["fields"].items()}
+
+
+def same_as_reference(label, reference, out, failures):
+    a, b = history(reference), history(out)
+    if a != b:
+        first = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        failures.append(f"{label}: history differs from the reference from line {first + 1} "
+                        f"({len(b)} lines vs {len(a)})")
+    if fields(reference) != fields(out):
+        failures.append(f"{label}: /fields differ from the reference")
+    if not failures or not failures[-1].startswith(label):
+        print(f"{label}: identical to the uninterrupted run ({len(b)} history lines, /fields bitwise)")
+
+
+def manifests(out):
+    return sorted(glob.glob(os.path.join(out, "checkpoints", "*", "manifest.json")))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tessera", required=True)
+    parser.add_argument("--mpiexec", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--timeout", type=float, default=150.0)
+    args = parser.parse_args()
+    args.out, args.case = os.path.abspath(args.out), os.path.abspath(args.case)
+    shutil.rmtree(args.out, ignore_errors=True)
+    failures = []
+
+    reference = os.path.join(args.out, "reference")
+    run(args, 2, reference)
+
+    # 2. SIGTERM to every rank once training is under way.
+    stopped = os.path.join(args.out, "stopped")
+    os.makedirs(stopped)
+    process = subprocess.Popen(command(args, 2, stopped), env=ENV, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        path = os.path.join(stopped, "history.jsonl")
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            break
+        time.sleep(0.05)
+    subprocess.run(["pkill", "-TERM", "-f", f"output.directory={stopped}$"])
+    output, errors = process.communicate(timeout=args.timeout)
+    done = [json.loads(l)["iteration"] for l in open(os.path.join(stopped, "history.jsonl"))]
+    print(f"SIGTERM: exit {process.returncode}, stopped at iteration {done[-1]}, checkpoints {manifests(stopped)}")
+    if process.returncode != 0:
+        failures.append(f"SIGTERM: exit {process.returncode}: {errors.strip()[-500:]}")
+    if "stopped early (SIGTERM)" not in output or "--restart latest" not in output:
+        failures.append(f"SIGTERM: no 'stopped early (SIGTERM) ... --restart latest' message: {output[-800:]}")
+    if not manifests(stopped) or done[-1] >= 1200:
+        failures.append("SIGTERM: no complete checkpoint, or the run was not stopped early")
+
+    # 3. Restart on 2, 1 and 4 ranks from copies of that checkpoint.
+    for ranks in (2, 1, 4):
+        copy = os.path.join(args.out, f"restart_{ranks}")
+        shutil.copytree(stopped, copy)
+        run(args, ranks, copy, ["--restart", "latest"])
+        same_as_reference(f"restart on {ranks} rank(s)", reference, copy, failures)
+
+    # 4. kill -9 during the second periodic checkpoint (iteration 200).
+    killed = os.path.join(args.out, "killed")
+    result = run(args, 2, killed, env=dict(ENV, TESSERA_FAULT="kill_before_manifest@200"), expect_ok=False)
+    folders = sorted(os.path.basename(p) for p in glob.glob(os.path.join(killed, "checkpoints", "*")))
+    complete = [os.path.basename(os.path.dirname(p)) for p in manifests(killed)]
+    print(f"kill -9 in checkpoint 200: exit {result.returncode}, folders {folders}, complete {complete}")
+    if result.returncode == 0 or complete != ["00000100"] or "00000200" not in folders:
+        failures.append(f"kill -9: expected folders 100 (complete) and 200 (no manifest), got {folders}, "
+                        f"complete {complete}, exit {result.returncode}")
+    run(args, 2, killed, ["--restart", "latest"])
+    same_as_reference("restart after kill -9", reference, killed, failures)
+
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
