@@ -22,9 +22,7 @@ import subprocess
 import sys
 import time
 
-import h5py
-
-TIMINGS = ("wall_s", "time_s")
+from check_ranks_identical import fields as read_fields, history  # same folder: history without timings
 ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
 SETS = ['training.stages=[{"optimizer":"adam","iterations":1200,"lr":0.001},{"optimizer":"lbfgs","iterations":40}]',
         "training.log_every=20", "training.checkpoint_every=100"]
@@ -48,20 +46,9 @@ def run(args, ranks, out, extra=(), env=ENV, expect_ok=True):
     return result
 
 
-def history(out):
-    records = []
-    with open(os.path.join(out, "history.jsonl")) as f:
-        for line in f:
-            record = json.loads(line)
-            for key in TIMINGS:
-                record.pop(key, None)
-            records.append(record)
-    return records
-
-
 def fields(out):
-    with h5py.File(os.path.join(out, "xpinn4.h5"), "r") as f:
-        return {name: d[()].tobytes() for name, d in f["fields"].items()}
+    name, arrays = read_fields(out)
+    return name, {field: array.tobytes() for field, array in arrays.items()}
 
 
 def same_as_reference(label, reference, out, failures):
