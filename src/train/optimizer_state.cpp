@@ -69,10 +69,10 @@ void load_lbfgs(torch::optim::LBFGS& optimizer, InputArchive& archive) {
   state->n_iter(static_cast<int64_t>(read_number(archive, "n_iter")));
   state->t(read_number(archive, "t"));
   state->prev_loss(read_number(archive, "prev_loss"));
-  torch::Tensor t;
-  if (archive.try_read("d", t)) state->d(t);
-  if (archive.try_read("H_diag", t)) state->H_diag(t);
-  if (archive.try_read("prev_flat_grad", t)) state->prev_flat_grad(t);
+  // A fresh tensor per read: try_read() into a defined tensor overwrites that tensor in place.
+  if (torch::Tensor d; archive.try_read("d", d)) state->d(d);
+  if (torch::Tensor h; archive.try_read("H_diag", h)) state->H_diag(h);
+  if (torch::Tensor g; archive.try_read("prev_flat_grad", g)) state->prev_flat_grad(g);
   state->old_dirs(read_list(archive, "old_dirs"));
   state->old_stps(read_list(archive, "old_stps"));
   state->ro(read_list(archive, "ro"));

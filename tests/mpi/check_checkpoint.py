@@ -8,9 +8,11 @@
    log iteration, leaves a complete checkpoint (manifest.json) and says how to continue.
 3. `--restart latest` on 2 ranks and, from a copy of the same checkpoint, on 1 and 4 ranks:
    each ends with exactly the reference's history (timings aside) and /fields, bit for bit.
-4. kill -9 while the second periodic checkpoint is being written (TESSERA_FAULT makes rank 0
-   die after the subdomain files, before the manifest): that folder never counts, the first
-   checkpoint stays the latest, and a restart from it still ends exactly like the reference.
+4. kill -9 while the checkpoint of iteration 200 is being written (TESSERA_FAULT makes rank 0
+   die after the subdomain files, before the manifest): that folder never counts, the one of
+   iteration 180 stays the latest, and a restart from it still ends exactly like the reference.
+5. A restart from the reference's checkpoint inside the L-BFGS stage (iteration 620: the
+   L-BFGS history comes back from the file) ends exactly like the reference.
 """
 import argparse
 import glob
@@ -24,8 +26,8 @@ import time
 
 from check_ranks_identical import fields as read_fields, history  # same folder: history without timings
 ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
-SETS = ['training.stages=[{"optimizer":"adam","iterations":1200,"lr":0.001},{"optimizer":"lbfgs","iterations":40}]',
-        "training.log_every=20", "training.checkpoint_every=100"]
+SETS = ['training.stages=[{"optimizer":"adam","iterations":600,"lr":0.001},{"optimizer":"lbfgs","iterations":40}]',
+        "training.log_every=20", "training.checkpoint_every=20"]
 
 
 def command(args, ranks, out, extra=()):
@@ -101,7 +103,7 @@ def main():
         failures.append(f"SIGTERM: exit {process.returncode}: {errors.strip()[-500:]}")
     if "stopped early (SIGTERM)" not in output or "--restart latest" not in output:
         failures.append(f"SIGTERM: no 'stopped early (SIGTERM) ... --restart latest' message: {output[-800:]}")
-    if not manifests(stopped) or done[-1] >= 1200:
+    if not manifests(stopped) or done[-1] >= 600:
         failures.append("SIGTERM: no complete checkpoint, or the run was not stopped early")
 
     # 3. Restart on 2, 1 and 4 ranks from copies of that checkpoint.
@@ -111,17 +113,24 @@ def main():
         run(args, ranks, copy, ["--restart", "latest"])
         same_as_reference(f"restart on {ranks} rank(s)", reference, copy, failures)
 
-    # 4. kill -9 during the second periodic checkpoint (iteration 200).
+    # 4. kill -9 during the checkpoint of iteration 200.
     killed = os.path.join(args.out, "killed")
     result = run(args, 2, killed, env=dict(ENV, TESSERA_FAULT="kill_before_manifest@200"), expect_ok=False)
     folders = sorted(os.path.basename(p) for p in glob.glob(os.path.join(killed, "checkpoints", "*")))
     complete = [os.path.basename(os.path.dirname(p)) for p in manifests(killed)]
     print(f"kill -9 in checkpoint 200: exit {result.returncode}, folders {folders}, complete {complete}")
-    if result.returncode == 0 or complete != ["00000100"] or "00000200" not in folders:
-        failures.append(f"kill -9: expected folders 100 (complete) and 200 (no manifest), got {folders}, "
+    if result.returncode == 0 or complete != ["00000160", "00000180"] or "00000200" not in folders:
+        failures.append(f"kill -9: expected 160 and 180 complete and 200 without manifest, got {folders}, "
                         f"complete {complete}, exit {result.returncode}")
     run(args, 2, killed, ["--restart", "latest"])
     same_as_reference("restart after kill -9", reference, killed, failures)
+
+    # 5. Restart inside the L-BFGS stage from the reference's own checkpoint of iteration 620.
+    inside = os.path.join(args.out, "inside_lbfgs")
+    shutil.copytree(reference, inside)
+    shutil.rmtree(os.path.join(inside, "checkpoints", "00000640"))
+    run(args, 2, inside, ["--restart", "latest"])
+    same_as_reference("restart inside L-BFGS", reference, inside, failures)
 
     for failure in failures:
         print("FAIL:", failure)
