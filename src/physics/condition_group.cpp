@@ -68,7 +68,7 @@ ConditionGroup::ConditionGroup(Condition condition, std::shared_ptr<const geomet
                                int64_t points, geometry::SamplerKind sampler, core::Rng rng,
                                PointOptions options)
     : condition_(std::move(condition)),
-      sampling_{std::move(region), points, sampler, rng, options} {
+      sampling_{std::move(region), points, sampler, rng, options, {}} {
   resample();
 }
 
@@ -103,7 +103,7 @@ PeriodicGroup::PeriodicGroup(std::string name,
     : name_(std::move(name)),
       faces_(std::move(faces)),
       fields_(fields),
-      sampling_{std::move(region), points, sampler, rng, options} {
+      sampling_{std::move(region), points, sampler, rng, options, {}} {
   resample();
 }
 

@@ -26,7 +26,7 @@ EquationGroup::EquationGroup(std::vector<Equation> equations,
                              std::shared_ptr<const geometry::Domain> region, int64_t points,
                              geometry::SamplerKind sampler, core::Rng rng, PointOptions options)
     : equations_(std::move(equations)),
-      sampling_{std::move(region), points, sampler, rng, options} {
+      sampling_{std::move(region), points, sampler, rng, options, {}} {
   resample();
 }
 
