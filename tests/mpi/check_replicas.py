@@ -11,6 +11,8 @@
    likewise.
 3. The 4-rank run made one replica gradient all-reduce and one shared-parameter all-reduce per
    Adam step (run.json "synchronisation").
+4. A checkpoint of the 2-replica run (iteration 40: networks, Adam moments of the network and
+   of the shared parameter) continued on 1 rank without replicas ends like the 1-rank run.
 """
 import argparse
 import json
@@ -26,16 +28,18 @@ TOLERANCE = 1e-9
 XPINN = ['decomposition={"method":"xpinn","split":{"t":2},"interface":{"points":63}}']
 
 
-def run(args, label, ranks, replicas, overrides):
+def run(args, label, ranks, replicas, overrides, extra=(), fresh=True):
     out = os.path.join(args.out, label)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    if fresh:
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
     command = [args.mpiexec, "-n", str(ranks), args.tessera, "run", args.case,
                "--set", "conditions.2.file=" + args.observations_file,
                "--set", "output.directory=" + out]
     for override in overrides:
         command += ["--set", override]
-    command += ["--set", f"decomposition.ranks_per_subdomain={replicas}"]
+    command += ["--set", f"decomposition.ranks_per_subdomain={replicas}", "--set", "training.checkpoint_every=10"]
+    command += list(extra)
     env = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
     print("running:", " ".join(command), flush=True)
     result = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=args.timeout)
@@ -133,6 +137,14 @@ def main():
     for key in ("replica_gradient_allreduces", "parameter_gradient_allreduces"):
         if sync[key] != steps:
             failures.append(f"{key} = {sync[key]}, expected one per Adam step ({steps})")
+    # 4. Continue the 2-replica run from its checkpoint at iteration 40 on one rank.
+    restart = os.path.join(args.out, "restart_one_rank")
+    shutil.rmtree(restart, ignore_errors=True)
+    shutil.copytree(os.path.join(args.out, "two_replicas"), restart)
+    shutil.rmtree(os.path.join(restart, "checkpoints", "00000050"))
+    run(args, "restart_one_rank", 1, 1, [], ["--restart", "latest"], fresh=False)
+    failures += compare("1 rank", one, "2 replicas continued on 1 rank from iteration 40", results(restart))
+
     for failure in failures:
         print("FAIL:", failure)
     return 1 if failures else 0
