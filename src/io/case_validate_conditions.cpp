@@ -86,6 +86,10 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
                  quoted_list(keys.allowed) + " (and 'name', 'points', 'weight')");
   }
   for (const auto& key : keys.required) node.required(key, required_fix(key));
+  // Observations are fixed points: a point count would be silently ignored.
+  if (cond.type == "data" && node["points"].present())
+    node["points"].fail("a data condition uses every observation in its file (inside each subdomain); "
+                        "remove 'points' or thin the file with tools/make_observations.py");
 
   cond.name = node["name"].string(cond.type + std::to_string(index));
   if (node["name"].present()) check_term_name(node["name"], cond.name);
