@@ -8,7 +8,7 @@ packages=(
   libtorch-dev libopenblas0-pthread
   mpich libmpich-dev
   libhdf5-mpich-dev hdf5-tools
-  libcgal-dev
+  libcgal-dev libgmp-dev libmpfr-dev libboost-dev
   nlohmann-json3-dev doctest-dev
   python3-h5py python3-numpy python3-scipy python3-matplotlib
   python3-torch  # tools/bench: the seed's PyTorch scripts run side by side with Tessera

@@ -4,9 +4,48 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include <sstream>
+
 #include "tessera/geometry/box_shape.hpp"
+#include "tessera/geometry/csg_shape.hpp"
+#include "tessera/geometry/rejection.hpp"
 
 namespace tessera::app {
+namespace {
+
+// Points that place balanced cuts and find empty subdomains: shares accurate to ~1e-3.
+constexpr std::int64_t measure_samples = std::int64_t{1} << 16;
+// Points per interface facet that decide whether it meets an irregular domain.
+constexpr std::int64_t facet_samples = 4096;
+
+std::string box_text(const geometry::Box& box, const std::vector<std::string>& names) {
+  std::ostringstream out;
+  for (int d = 0; d < box.dims(); ++d)
+    out << (d ? ", " : "") << names[d] << " in [" << box.lo[d] << ", " << box.hi[d] << "]";
+  return out.str();
+}
+
+/// An irregular domain: every subdomain must hold part of it (else an error that says how to
+/// cut instead), and interfaces whose facet lies wholly outside it are dropped.
+void fit_to_domain(partition::Partition& partition, const geometry::Domain& domain,
+                   const torch::Tensor& samples, const std::string& key) {
+  const auto counts = torch::bincount(partition.subdomain_of(samples), {}, partition.size());
+  for (const auto& s : partition.subdomains()) {
+    TESSERA_CHECK(counts[s.id].item<std::int64_t>() > 0,
+                  key << ": subdomain " << s.id << " (" << box_text(s.box, partition.names())
+                      << ") does not meet the domain; use \"balance\": \"measure\" (cuts that give "
+                         "every subdomain the same share) or other cuts");
+  }
+  std::vector<int> outside;
+  for (const auto& f : partition.interfaces()) {
+    core::Rng rng(0, f.id, "interface-test");
+    const auto points = partition::interface_points(f, facet_samples, geometry::SamplerKind::sobol, rng);
+    if (!domain.contains(points).any().item<bool>()) outside.push_back(f.id);
+  }
+  if (!outside.empty()) partition = partition.without_interfaces(outside);
+}
+
+}  // namespace
 
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks) {
   const auto& spec = c.decomposition;
@@ -21,13 +60,18 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
                 c.file << ": training.weights.adaptive: \"grad_norm\" is not available with "
                           "decomposition.ranks_per_subdomain > 1 (each replica sees only part of "
                           "each term's gradient); use fixed weights or one rank per subdomain");
-  TESSERA_CHECK(spec.balance.empty(), c.file << ": decomposition.balance: \"measure\" balancing "
-                                                "needs irregular geometry, not available in this "
-                                                "version; use split or cuts");
-  partition::PartitionSpec cuts{spec.split, spec.cuts};
-  Decomposition d{partition::Partition(p.domain->bounding_box(), p.domain->input_names(), cuts,
-                                       c.file + ": decomposition"),
+  const std::string key = c.file + ": decomposition";
+  // Quasi-random points spread uniformly over the domain: they place balanced cuts and show
+  // which subdomains and interfaces of an irregular domain meet it.
+  core::Rng rng(c.seed, -1, "decomposition");
+  const auto samples = p.domain->sample_interior(measure_samples, geometry::SamplerKind::sobol, rng);
+  Decomposition d{spec.balance == "measure"
+                      ? partition::Partition::balanced(p.domain->bounding_box(), p.domain->input_names(),
+                                                       spec.split, samples, key)
+                      : partition::Partition(p.domain->bounding_box(), p.domain->input_names(),
+                                             {spec.split, spec.cuts}, key),
                   {}, {}, spec.interface.points, spec.method};
+  if (!p.domain->shape().as_box()) fit_to_domain(d.partition, *p.domain, samples, key);
   d.replicas = k;
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
   for (int& first : d.rank_of) first *= k;
@@ -50,6 +94,13 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
                          << "'; cut along another coordinate");
   }
   return d;
+}
+
+torch::Tensor subdomain_in_domain(const partition::Partition& partition, const geometry::Domain& domain,
+                                  const torch::Tensor& x) {
+  auto owner = partition.subdomain_of(x);
+  if (!domain.shape().as_box()) owner.masked_fill_(domain.contains(x).logical_not(), -1);
+  return owner;
 }
 
 void add_interface_terms(Problem& p, const io::Case& c, const Decomposition& d) {
@@ -75,8 +126,17 @@ std::shared_ptr<const geometry::Domain> subdomain_region(const Problem& p,
   box.hi.assign(s.box.hi.begin(), s.box.hi.begin() + spatial);
   std::optional<std::array<double, 2>> time;
   if (p.domain->has_time()) time = std::array<double, 2>{s.box.lo[spatial], s.box.hi[spatial]};
-  return std::make_shared<const geometry::Domain>(geometry::make_box(box), p.domain->spatial_names(),
-                                                  time, p.domain->time_name());
+  std::shared_ptr<const geometry::Shape> shape = geometry::make_box(box);
+  if (!p.domain->shape().as_box()) {
+    // The domain's part in the cell; the domain comes first, so its boundary parts keep their
+    // indices (restrict_selector relies on that).
+    shape = std::make_shared<const geometry::CsgShape>(
+        geometry::BooleanOp::intersection,
+        std::vector<geometry::CsgShape::Child>{{p.domain->shape_ptr(), ""}, {shape, ""}},
+        "subdomain " + std::to_string(s.id));
+  }
+  return std::make_shared<const geometry::Domain>(shape, p.domain->spatial_names(), time,
+                                                  p.domain->time_name());
 }
 
 std::optional<geometry::Selector> restrict_selector(const geometry::Domain& global,
@@ -86,7 +146,12 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
   out.text = selector.text;
   const auto& global_parts = global.shape().boundary_parts();
   const auto& region_parts = region.shape().boundary_parts();
+  const bool irregular = !global.shape().as_box();
   for (int part : selector.parts) {
+    if (irregular) {  // same index in the region (subdomain_region); kept where it meets the cell
+      if (region_parts[part].measure > 0.0) out.parts.push_back(part);
+      continue;
+    }
     const auto& plane = global_parts[part].plane;
     TESSERA_CHECK(plane, "boundary part '" << global_parts[part].label
                                            << "' has no plane; decomposition needs planar parts");
@@ -106,6 +171,20 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
   return out;
 }
 
+torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int64_t n,
+                                        geometry::SamplerKind kind, std::uint64_t seed,
+                                        const geometry::Domain& domain) {
+  core::Rng rng(seed, f.id, "interface");
+  if (domain.shape().as_box()) return partition::interface_points(f, n, kind, rng);
+  return geometry::collect_accepted(
+      n,
+      [&](std::int64_t m) {
+        const auto points = partition::interface_points(f, m, kind, rng);
+        return points.index({domain.contains(points)});
+      },
+      "interface " + std::to_string(f.id));
+}
+
 std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
     const io::Case& c, const Problem& p, const Decomposition& d, int s, physics::Replica replica) {
   std::vector<std::unique_ptr<physics::InterfaceSide>> sides;
@@ -113,7 +192,7 @@ std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
                                                "training.collocation.sampler");
   for (int id : d.partition.interfaces_of(s)) {
     const auto& f = d.partition.interfaces()[id];
-    auto points = partition::interface_points(f, d.interface_points, sampler, c.seed)
+    auto points = interface_points_in_domain(f, d.interface_points, sampler, c.seed, *p.domain)
                       .to(p.device, p.dtype);
     sides.push_back(std::make_unique<physics::InterfaceSide>(
         id, f.lower == s ? 0 : 1, f.axis, points, static_cast<int>(p.symbols.fields.size()),

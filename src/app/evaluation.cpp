@@ -4,6 +4,8 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/geometry/planar.hpp"
+#include "tessera/geometry/surface.hpp"
 
 namespace tessera::app {
 namespace {
@@ -37,30 +39,93 @@ torch::Tensor exact_values(const Problem& p, const torch::Tensor& x) {
 }
 
 bool same_grid(const io::GridLayout& a, const io::GridLayout& b) {
-  return a.names == b.names && a.axes == b.axes;
+  return a.names == b.names && a.axes == b.axes && !a.mesh && !b.mesh;
+}
+
+std::vector<double> evenly_spaced(double lo, double hi, int64_t n) {
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < n; ++i)
+    values[i] = lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(n - 1);
+  return values;
+}
+
+/// output.mesh: a triangle or tetrahedral mesh of the spatial shape (CGAL's meshers).
+io::MeshPoints shape_mesh(const geometry::Shape& shape, double max_cell_size) {
+  const auto mesh = shape.dims() == 2 ? geometry::mesh_region(shape.polygons(max_cell_size), max_cell_size)
+                                      : geometry::mesh_volume(shape.surface(max_cell_size), max_cell_size);
+  return {mesh.dims, mesh.points, mesh.cells};
+}
+
+/// Rank 0's mesh on every rank (one mesher run; Mesh_3 need not be reproducible across
+/// processes). Sent as sums of doubles: exact for coordinates and for indices below 2^53.
+io::MeshPoints shared_from_rank0(const parallel::Communicator& comm, io::MeshPoints mesh) {
+  const bool root = comm.rank() == 0;
+  std::vector<double> sizes = {root ? static_cast<double>(mesh.dims) : 0.0,
+                               root ? static_cast<double>(mesh.points.size()) : 0.0,
+                               root ? static_cast<double>(mesh.cells.size()) : 0.0};
+  comm.sum_in_place(sizes);
+  std::vector<double> data(static_cast<std::size_t>(sizes[1] + sizes[2]), 0.0);
+  if (root) {
+    std::copy(mesh.points.begin(), mesh.points.end(), data.begin());
+    std::copy(mesh.cells.begin(), mesh.cells.end(), data.begin() + mesh.points.size());
+  }
+  comm.sum_in_place(data);
+  const auto n_points = static_cast<std::size_t>(sizes[1]);
+  io::MeshPoints out;
+  out.dims = static_cast<int>(sizes[0]);
+  out.points.assign(data.begin(), data.begin() + n_points);
+  out.cells.reserve(data.size() - n_points);
+  for (std::size_t i = n_points; i < data.size(); ++i) out.cells.push_back(static_cast<int64_t>(data[i]));
+  return out;
 }
 
 }  // namespace
 
-io::GridLayout output_grid(const io::Case& c, const Problem& p) {
-  if (p.reference && c.output.grid.empty()) return p.reference->layout;
+io::GridLayout output_grid(const io::Case& c, const Problem& p, const parallel::Communicator* comm) {
+  if (p.reference && c.output.grid.empty() && !c.output.mesh_max_cell_size) return p.reference->layout;
   io::GridLayout layout;
   layout.names = p.domain->input_names();
   layout.has_time = p.domain->has_time();
   const auto box = p.domain->bounding_box();
+  if (c.output.mesh_max_cell_size) {
+    TESSERA_CHECK(p.domain->spatial_dims() >= 2,
+                  c.file << ": output.mesh: a mesh needs a 2-D or 3-D geometry; use output.grid");
+    const bool mesher = !comm || comm->rank() == 0;
+    std::string failure;
+    try {
+      if (mesher) layout.mesh = shape_mesh(p.domain->shape(), *c.output.mesh_max_cell_size);
+    } catch (const Error& e) {
+      failure = c.file + ": output.mesh: " + e.what();
+    }
+    if (comm) {
+      TESSERA_CHECK(!comm->any(!failure.empty()), (failure.empty() ? "output.mesh: rank 0 failed to mesh the domain" : failure));
+      layout.mesh = shared_from_rank0(*comm, layout.mesh.value_or(io::MeshPoints{}));
+    } else if (!failure.empty()) {
+      throw Error(failure);
+    }
+    if (layout.has_time) {
+      const int t = p.domain->spatial_dims();
+      layout.axes.push_back(evenly_spaced(box.lo[t], box.hi[t], c.output.mesh_times));
+    }
+    return layout;
+  }
   for (std::size_t axis = 0; axis < layout.names.size(); ++axis) {
     auto it = c.output.grid.find(layout.names[axis]);
     const int64_t n = it == c.output.grid.end() ? 101 : it->second;
-    std::vector<double> values(n);
-    for (int64_t i = 0; i < n; ++i)
-      values[i] = box.lo[axis] + (box.hi[axis] - box.lo[axis]) * static_cast<double>(i) /
-                                     static_cast<double>(n - 1);
-    layout.axes.push_back(values);
+    layout.axes.push_back(evenly_spaced(box.lo[axis], box.hi[axis], n));
   }
   return layout;
 }
 
 torch::Tensor grid_points(const io::GridLayout& layout) {
+  if (layout.mesh) {  // mesh points, repeated for every time value (time slowest)
+    const auto& mesh = *layout.mesh;
+    auto space = torch::tensor(mesh.points, torch::kFloat64).reshape({mesh.point_count(), mesh.dims});
+    if (!layout.has_time) return space;
+    const auto times = torch::tensor(layout.axes.back(), torch::kFloat64);
+    const auto nt = times.size(0);
+    return torch::cat({space.repeat({nt, 1}), times.repeat_interleave(mesh.point_count()).unsqueeze(1)}, 1);
+  }
   std::vector<torch::Tensor> axes;
   for (const auto& a : layout.axes) axes.push_back(torch::tensor(a, torch::kFloat64));
   // meshgrid "ij" over reversed axes gives time slowest and the first coordinate fastest.

@@ -37,12 +37,13 @@ int partition_command(const CommandLine& line) {
 
   // The map as a grid file: subdomain and rank at every output grid point, for ParaView.
   io::ensure_output_directory(c.output.directory);
-  const auto layout = output_grid(c, problem);
+  const auto layout = output_grid(c, problem, &comm);
   io::GridContribution contribution;
   if (comm.rank() == 0) {
-    const auto owner = partition.subdomain_of(grid_points(layout));
+    const auto owner = subdomain_in_domain(partition, *problem.domain, grid_points(layout));
     const auto* ids = owner.data_ptr<int64_t>();
     for (int64_t i = 0; i < owner.numel(); ++i) {
+      if (ids[i] < 0) continue;  // outside an irregular domain: NaN and -1 in the file
       contribution.indices.push_back(i);
       contribution.subdomain.push_back(static_cast<int32_t>(ids[i]));
       contribution.fields["rank"].push_back(d.rank_of[ids[i]]);

@@ -2,7 +2,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
-#include "tessera/geometry/box_shape.hpp"
+#include "tessera/app/shape_builder.hpp"
 #include "tessera/io/observations.hpp"
 
 namespace tessera::app {
@@ -19,19 +19,6 @@ torch::Device resolve_device(const std::string& name, const std::string& file) {
 }
 
 namespace {
-
-std::shared_ptr<const geometry::Shape> build_shape(const io::Case& c) {
-  const auto& g = c.geometry;
-  TESSERA_CHECK(g.kind == "box" || g.kind == "interval",
-                c.file << ": " << g.key << ": shape '" << g.kind
-                       << "' is not available in this version; use \"interval\" or \"box\"");
-  geometry::Box box;
-  for (const auto& range : g.box) {
-    box.lo.push_back(range[0]);
-    box.hi.push_back(range[1]);
-  }
-  return std::make_shared<geometry::BoxShape>(box, g.key);
-}
 
 expr::Expression parse(const io::Case& c, const io::ExpressionText& text,
                        const expr::SymbolTable& symbols) {

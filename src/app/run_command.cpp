@@ -103,10 +103,16 @@ int run_command(const CommandLine& line) {
                            decomposition.partition.size() == 1 && groups == 1};
 
   const auto& partition = decomposition.partition;
-  SubdomainOf subdomain_of = [&partition](const torch::Tensor& x) { return partition.subdomain_of(x); };
+  auto layout = output_grid(c, problem, &comm);
+  // Grid points outside an irregular domain get no subdomain (NaN in the output); mesh points
+  // all belong to the domain (its boundary as the mesher's chords), so nothing is masked there.
+  const bool mask_outside = !layout.mesh;
+  SubdomainOf subdomain_of = [&partition, &problem, mask_outside](const torch::Tensor& x) {
+    return mask_outside ? subdomain_in_domain(partition, *problem.domain, x) : partition.subdomain_of(x);
+  };
   // One replica per group evaluates the output and the errors; the others add nothing.
   Evaluator evaluator(comm, problem, replica.index == 0 ? owned : std::vector<train::SubdomainModel*>{},
-                      subdomain_of, decomposition.partition.size(), output_grid(c, problem));
+                      subdomain_of, decomposition.partition.size(), std::move(layout));
 
   const auto identity = checkpoint_identity(c, decomposition);
   std::optional<train::RestoredCheckpoint> restored;

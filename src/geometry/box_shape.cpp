@@ -6,9 +6,6 @@
 namespace tessera::geometry {
 namespace {
 
-// Points computed as lo + extent * u can land an ulp outside; contains() forgives that much.
-constexpr double round_off = 1e-12;
-
 // Maps unit columns [n, >= dims] onto the box, column by column, in place for the first dims.
 void scale_columns(torch::Tensor& points, const Box& box, int first_column) {
   for (int d = 0; d < box.dims(); ++d) {
@@ -37,16 +34,42 @@ BoxShape::BoxShape(Box box, const std::string& key) : box_(std::move(box)) {
   }
 }
 
-torch::Tensor BoxShape::contains(const torch::Tensor& points) const {
+torch::Tensor BoxShape::classify(const torch::Tensor& points) const {
   TESSERA_CHECK(points.dim() == 2 && points.size(1) == dims(),
-                "BoxShape::contains: expected points [n, " << dims() << "], got " << points.sizes());
+                "BoxShape::classify: expected points [n, " << dims() << "], got " << points.sizes());
+  const double tol = boundary_tolerance();
   auto inside = torch::ones({points.size(0)}, points.options().dtype(torch::kBool));
+  auto outside = torch::zeros({points.size(0)}, points.options().dtype(torch::kBool));
   for (int d = 0; d < dims(); ++d) {
-    const double tol = round_off * std::max(1.0, box_.extent(d));
     const auto column = points.select(1, d);
-    inside = inside.logical_and(column >= box_.lo[d] - tol).logical_and(column <= box_.hi[d] + tol);
+    inside = inside.logical_and(column > box_.lo[d] + tol).logical_and(column < box_.hi[d] - tol);
+    outside = outside.logical_or(column < box_.lo[d] - tol).logical_or(column > box_.hi[d] + tol);
   }
-  return inside;
+  return inside.to(torch::kInt8) - outside.to(torch::kInt8);
+}
+
+PolygonSet BoxShape::polygons(double) const {
+  TESSERA_CHECK(dims() == 2, "a " << dims() << "-D box has no polygon outline");
+  const auto& lo = box_.lo;
+  const auto& hi = box_.hi;
+  return {PolygonWithHoles{{{lo[0], lo[1]}, {hi[0], lo[1]}, {hi[0], hi[1]}, {lo[0], hi[1]}}, {}}};
+}
+
+TriangleSurface BoxShape::surface(double) const {
+  TESSERA_CHECK(dims() == 3, "a " << dims() << "-D box has no triangle surface");
+  TriangleSurface s;
+  for (int corner = 0; corner < 8; ++corner) {  // bit d set: the high side along axis d
+    s.vertices.push_back({corner & 1 ? box_.hi[0] : box_.lo[0], corner & 2 ? box_.hi[1] : box_.lo[1],
+                          corner & 4 ? box_.hi[2] : box_.lo[2]});
+  }
+  // Two triangles per face, counterclockwise seen from outside.
+  const std::int64_t quads[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4},
+                                    {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+  for (const auto& q : quads) {
+    s.triangles.push_back({q[0], q[1], q[2]});
+    s.triangles.push_back({q[0], q[2], q[3]});
+  }
+  return s;
 }
 
 torch::Tensor BoxShape::sample_interior(std::int64_t n, int extra_dims, SamplerKind kind,

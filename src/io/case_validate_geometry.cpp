@@ -1,6 +1,7 @@
-// "geometry": exactly one shape key (plus optional "tags"). interval and box are read fully;
-// the other shapes are kept as JSON for the geometry module, with their dimension checked
-// where it is fixed and mesh file paths resolved against the case folder.
+// "geometry": exactly one shape key (plus optional "tags" on the top shape), read into a
+// ShapeSpec tree: numbers and dimensions checked here, mesh and polygon file paths resolved
+// against the case folder. What only the geometry module can check (self-intersections,
+// closed surfaces, file contents) fails when the shapes are built.
 #include "tessera/io/case_detail.hpp"
 
 namespace tessera::io::detail {
@@ -26,8 +27,45 @@ std::array<double, 2> read_bounds(const JsonNode& node) {
   return bounds;
 }
 
-/// Reads one shape object; `raw` is its copy in which mesh paths get resolved.
-void read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, GeometrySpec* top) {
+std::array<double, 2> read_point2(const JsonNode& node) {
+  const auto xy = node.elements(0, "coordinate");
+  if (xy.size() != 2) node.fail("expected a point [x, y], got " + node.describe());
+  return {xy[0].number(), xy[1].number()};
+}
+
+std::vector<std::array<double, 2>> read_ring(const JsonNode& node) {
+  std::vector<std::array<double, 2>> ring;
+  for (const auto& point : node.elements(3, "vertex [x, y]")) ring.push_back(read_point2(point));
+  return ring;
+}
+
+void read_round(const JsonNode& shape, const std::string& kind, std::size_t dims, ShapeSpec& out) {
+  shape.check_object({"center", "radius"});
+  const JsonNode center = shape.required("center", "\"center\": [" +
+                                                       std::string(dims == 2 ? "0, 0" : "0, 0, 0") + "]");
+  const auto coordinates = center.elements(0, "coordinate");
+  if (coordinates.size() != dims)
+    center.fail("expected " + std::to_string(dims) + " coordinates for a " + kind + ", got " +
+                center.describe());
+  for (const auto& x : coordinates) out.center.push_back(x.number());
+  out.radius = shape.required("radius", "\"radius\": 1").number(Range::positive);
+}
+
+void read_polygon(const JsonNode& shape, const Case& c, ShapeSpec& out) {
+  if (shape.present() && shape.value().is_string()) {  // a polygon file from meshes/
+    out.file = resolve_against_case(c, shape.string());
+    return;
+  }
+  shape.check_object({"vertices", "holes"});
+  out.vertices = read_ring(shape.required("vertices", "\"vertices\": [[0, 0], [1, 0], [0, 1]]"));
+  if (const JsonNode holes = shape["holes"]; holes.present())
+    for (const auto& hole : holes.elements(0, "hole")) out.holes.push_back(read_ring(hole));
+}
+
+/// Reads one shape object; `raw` is its copy in which file paths get resolved; `counts` numbers
+/// the shapes of each kind depth-first for their names.
+ShapeSpec read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, bool top,
+                     std::map<std::string, int>& counts) {
   std::vector<std::string> allowed = shape_kinds();
   allowed.push_back("tags");
   node.check_object(allowed);
@@ -42,52 +80,53 @@ void read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, Geomet
   if (kind.empty())
     node.fail("missing the shape; add one of " + quoted_list(shape_kinds()) +
               ", e.g. \"box\": [[0, 1], [0, 1]]");
+  if (!top && node["tags"].present())
+    node["tags"].fail("tags belong on the top-level geometry; select the parts of a nested shape "
+                      "there with \"inside(" + kind + std::to_string(counts[kind]) + ")\"");
 
+  ShapeSpec out;
+  out.kind = kind;
+  out.name = kind + std::to_string(counts[kind]++);
   const std::size_t dims = c.coordinates.size();
   const JsonNode shape = node[kind];
+  out.key = shape.key();
   const auto need_dims = [&](std::size_t n) {
     if (dims != n)
       shape.fail("'" + kind + "' is " + std::to_string(n) + "-D but the case has " +
                  dims_text(dims) + " (" + quoted_list(c.coordinates) + ")");
   };
-  std::vector<std::array<double, 2>> box;
   if (kind == "interval") {
     if (dims != 1)
       shape.fail("'interval' is 1-D but the case has " + dims_text(dims) +
                  "; use \"box\": [[lo, hi], ...] with one pair per coordinate");
-    box.push_back(read_bounds(shape));
+    out.box.push_back(read_bounds(shape));
   } else if (kind == "box") {
     const auto pairs = shape.elements(1, "[lo, hi] pair");
     if (pairs.size() != dims)
       shape.fail("expected one [lo, hi] pair per coordinate (" + quoted_list(c.coordinates) +
                  "), got " + std::to_string(pairs.size()) + " pair" +
                  (pairs.size() == 1 ? "" : "s"));
-    for (const auto& pair : pairs) box.push_back(read_bounds(pair));
-  } else if (kind == "disk" || kind == "polygon") {
+    for (const auto& pair : pairs) out.box.push_back(read_bounds(pair));
+  } else if (kind == "disk") {
     need_dims(2);
-    shape.check_object(kind == "disk" ? std::vector<std::string>{"center", "radius"}
-                                      : std::vector<std::string>{"vertices", "holes"});
+    read_round(shape, kind, 2, out);
+  } else if (kind == "polygon") {
+    need_dims(2);
+    read_polygon(shape, c, out);
+    if (!out.file.empty()) raw[kind] = out.file;
   } else if (kind == "ball") {
     need_dims(3);
-    shape.check_object({"center", "radius"});
+    read_round(shape, kind, 3, out);
   } else if (kind == "mesh") {
     if (dims < 2) shape.fail("a mesh is 2-D or 3-D but the case has 1 coordinate");
-    raw[kind] = resolve_against_case(c, shape.string());
+    out.file = resolve_against_case(c, shape.string());
+    raw[kind] = out.file;
   } else {  // union, intersection, difference
     const auto parts = shape.elements(kind == "union" ? 1 : 2, "shape");
-    for (std::size_t i = 0; i < parts.size(); ++i) read_shape(parts[i], raw[kind][i], c, nullptr);
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      out.children.push_back(read_shape(parts[i], raw[kind][i], c, false, counts));
   }
-
-  if (const JsonNode tags = node["tags"]; tags.present())
-    for (const auto& [name, selector] : tags.members()) {
-      const std::string text = selector.string();
-      if (text.empty()) selector.fail("expected a selector such as \"x=0\", got \"\"");
-      if (top) top->tags[name] = text;
-    }
-  if (top) {
-    top->kind = kind;
-    top->box = box;
-  }
+  return out;
 }
 
 }  // namespace
@@ -97,7 +136,16 @@ void read_geometry(const JsonNode& root, Case& c) {
       root.required("geometry", "\"geometry\": {\"box\": [[0, 1], [0, 1]]} (one pair per coordinate)");
   c.geometry.key = node.key();
   c.geometry.raw = node.value();
-  read_shape(node, c.geometry.raw, c, &c.geometry);
+  std::map<std::string, int> counts;
+  c.geometry.shape = read_shape(node, c.geometry.raw, c, true, counts);
+  c.geometry.kind = c.geometry.shape.kind;
+  c.geometry.box = c.geometry.shape.box;
+  if (const JsonNode tags = node["tags"]; tags.present())
+    for (const auto& [name, selector] : tags.members()) {
+      const std::string text = selector.string();
+      if (text.empty()) selector.fail("expected a selector such as \"x=0\", got \"\"");
+      c.geometry.tags[name] = text;
+    }
 }
 
 }  // namespace tessera::io::detail

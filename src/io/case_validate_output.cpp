@@ -33,9 +33,13 @@ void read_output(const JsonNode& root, Case& c) {
                   quoted_list(axes) + ")");
   }
   if (mesh.present()) {
-    mesh.check_object({"max_cell_size"});
+    mesh.check_object({"max_cell_size", "times"});
     out.mesh_max_cell_size =
         mesh.required("max_cell_size", "\"max_cell_size\": 0.02").number(Range::positive);
+    const JsonNode times = mesh["times"];
+    if (times.present() && !c.time)
+      times.fail("\"times\" is for space-time problems; this case has no \"time\"");
+    out.mesh_times = times.integer(2, out.mesh_times);
   }
   out.every = node["every"].integer(0, out.every);
 }

@@ -21,7 +21,20 @@ namespace tessera::io {
 namespace fs = std::filesystem;
 using detail::H5Handle;
 
+int64_t MeshPoints::point_count() const {
+  return dims > 0 ? static_cast<int64_t>(points.size()) / dims : 0;
+}
+
+int64_t MeshPoints::cell_count() const {
+  return dims >= 0 ? static_cast<int64_t>(cells.size()) / (dims + 1) : 0;
+}
+
 int64_t GridLayout::size() const {
+  if (mesh) {
+    int64_t times = 1;
+    if (has_time) times = axes.empty() ? 0 : static_cast<int64_t>(axes.back().size());
+    return mesh->point_count() * times;
+  }
   int64_t n = 1;
   for (const auto& axis : axes) n *= static_cast<int64_t>(axis.size());
   return axes.empty() ? 0 : n;
@@ -29,15 +42,34 @@ int64_t GridLayout::size() const {
 
 std::vector<int64_t> GridLayout::shape_c_order() const {
   std::vector<int64_t> shape;
+  // With a mesh, axes holds at most the time axis; the points form one (fastest) dimension.
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) shape.push_back(static_cast<int64_t>(it->size()));
+  if (mesh) shape.push_back(mesh->point_count());
   return shape;
 }
 
 int GridLayout::spatial_dims() const {
+  if (mesh) return mesh->dims;
   return static_cast<int>(names.size()) - (has_time ? 1 : 0);
 }
 
 int64_t GridLayout::flat_index(const std::vector<int64_t>& position) const {
+  if (mesh) {
+    const std::size_t expected = has_time ? 2 : 1;
+    TESSERA_CHECK(position.size() == expected,
+                  "mesh position has " << position.size() << " entries, expected " << expected
+                                       << " (point index, then time index)");
+    const int64_t n_points = mesh->point_count();
+    TESSERA_CHECK(
+        position[0] >= 0 && position[0] < n_points,
+        "mesh point index " << position[0] << " outside the mesh of " << n_points << " points");
+    if (!has_time) return position[0];
+    const int64_t n_times = axes.empty() ? 0 : static_cast<int64_t>(axes.back().size());
+    TESSERA_CHECK(position[1] >= 0 && position[1] < n_times,
+                  "grid position " << position[1] << " outside axis '" << names.back() << "' of "
+                                   << n_times << " points");
+    return position[1] * n_points + position[0];
+  }
   TESSERA_CHECK(position.size() == axes.size(),
                 "grid position has " << position.size() << " entries for " << axes.size() << " axes");
   int64_t index = 0;
@@ -50,15 +82,66 @@ int64_t GridLayout::flat_index(const std::vector<int64_t>& position) const {
   return index;
 }
 
+namespace {
+
+void validate_names(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    TESSERA_CHECK(
+        !name.empty() && name.find_first_of("/.,") == std::string::npos,
+        "output grid axis name '" << name << "' must be non-empty without '/', '.' or ','");
+  }
+}
+
+void validate_mesh(const GridLayout& layout) {
+  const MeshPoints& mesh = *layout.mesh;
+  TESSERA_CHECK(mesh.dims == 2 || mesh.dims == 3,
+                "output mesh must be 2-D (triangles) or 3-D (tetrahedra), got dims " << mesh.dims);
+  const std::size_t expected_names =
+      static_cast<std::size_t>(mesh.dims) + (layout.has_time ? 1 : 0);
+  TESSERA_CHECK(layout.names.size() == expected_names,
+                "output mesh of dims " << mesh.dims << (layout.has_time ? " with time" : "")
+                                       << " needs " << expected_names << " coordinate names, got "
+                                       << layout.names.size());
+  validate_names(layout.names);
+  TESSERA_CHECK(layout.axes.size() == (layout.has_time ? 1u : 0u),
+                "output mesh layout holds "
+                    << layout.axes.size() << " axes; with a mesh, axes holds "
+                    << (layout.has_time ? "only the time axis" : "nothing (no time)"));
+  if (layout.has_time) {
+    TESSERA_CHECK(!layout.axes.back().empty(),
+                  "output grid axis '" << layout.names.back() << "' has no points");
+  }
+  const char* shape = mesh.dims == 2 ? "triangle" : "tetrahedron";
+  const std::size_t corners = static_cast<std::size_t>(mesh.dims) + 1;
+  TESSERA_CHECK(!mesh.points.empty() && mesh.points.size() % mesh.dims == 0,
+                "output mesh points hold " << mesh.points.size()
+                                           << " values, expected a positive multiple of dims "
+                                           << mesh.dims << " ([n_points, dims] row-major)");
+  TESSERA_CHECK(!mesh.cells.empty() && mesh.cells.size() % corners == 0,
+                "output mesh cells hold " << mesh.cells.size()
+                                          << " point indices, expected a positive multiple of "
+                                          << corners << " (" << corners << " per " << shape << ")");
+  const int64_t n_points = mesh.point_count();
+  for (std::size_t k = 0; k < mesh.cells.size(); ++k) {
+    TESSERA_CHECK(mesh.cells[k] >= 0 && mesh.cells[k] < n_points,
+                  "output mesh " << shape << " " << k / corners << " refers to point "
+                                 << mesh.cells[k] << ", outside 0.." << n_points - 1
+                                 << " (the mesh has " << n_points
+                                 << " points; indices are 0-based)");
+  }
+}
+
+}  // namespace
+
 void GridLayout::validate() const {
+  if (mesh) return validate_mesh(*this);
   TESSERA_CHECK(!names.empty() && names.size() <= 4,
                 "output grid needs 1 to 4 axes (space, then time), got " << names.size());
   TESSERA_CHECK(names.size() == axes.size(),
                 "output grid has " << names.size() << " names but " << axes.size() << " axes");
   TESSERA_CHECK(spatial_dims() <= 3, "output grid has more than 3 spatial axes");
+  validate_names(names);
   for (std::size_t a = 0; a < axes.size(); ++a) {
-    TESSERA_CHECK(!names[a].empty() && names[a].find_first_of("/.,") == std::string::npos,
-                  "output grid axis name '" << names[a] << "' must be non-empty without '/', '.' or ','");
     TESSERA_CHECK(!axes[a].empty(), "output grid axis '" << names[a] << "' has no points");
   }
 }
@@ -171,10 +254,23 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
   std::string signature = directory + "|" + stem + "|";
   for (const auto& n : layout.shape_c_order()) signature += std::to_string(n) + ",";
   for (const auto& [name, values] : contribution.fields) signature += name + ";";
+  if (layout.mesh) {
+    // Only rank 0's mesh is written: a rank with another mesh would have numbered its points
+    // differently, and its values would land on the wrong points.
+    const auto& mesh = *layout.mesh;
+    signature += "|mesh" + std::to_string(mesh.dims) + "|";
+    signature += std::to_string(digest(std::string(
+        reinterpret_cast<const char*>(mesh.points.data()), mesh.points.size() * sizeof(double))));
+    signature +=
+        "|" + std::to_string(digest(std::string(reinterpret_cast<const char*>(mesh.cells.data()),
+                                                mesh.cells.size() * sizeof(int64_t))));
+  }
   std::vector<double> sig = {digest(signature), -digest(signature)};
   comm.max_in_place(sig);
-  TESSERA_CHECK(sig[0] == -sig[1], "grid output: ranks disagree on the directory, stem, grid shape or "
-                                   "field names (every rank must list every field, also with no points)");
+  TESSERA_CHECK(sig[0] == -sig[1],
+                "grid output: ranks disagree on the directory, stem, grid shape, mesh or "
+                "field names (every rank must list every field, also with no points, "
+                "and hold the same mesh)");
 
   const fs::path final_h5 = fs::path(directory) / (stem + ".h5");
   const fs::path final_xmf = fs::path(directory) / (stem + ".xmf");
@@ -189,6 +285,7 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
     detail::QuietHdf5Errors quiet;
     detail::ParallelGridFile file(comm.native(), partial_h5.string(), layout);
     file.write_axes();
+    if (layout.mesh) file.write_mesh();
     for (const auto& [name, values] : contribution.fields) {
       file.write_field(name, sorted.indices, permuted(values, sorted.order));
     }
@@ -200,7 +297,7 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
       if (with_subdomain) step_fields.push_back("subdomain");
       file.write_time_step_views(step_fields);
     }
-    if (layout.spatial_dims() == 1 || layout.spatial_dims() == 0) file.write_line_helpers();
+    if (!layout.mesh && layout.spatial_dims() <= 1) file.write_line_helpers();
     file.close();
     message.clear();
   } catch (const Error& e) {

@@ -37,7 +37,11 @@ ParallelGridFile::ParallelGridFile(MPI_Comm comm, const std::string& path, const
                   "create the file (is the directory writable?)", path_);
   collective_ = plist_handle(H5Pcreate(H5P_DATASET_XFER));
   check(H5Pset_dxpl_mpio(collective_.get(), H5FD_MPIO_COLLECTIVE), "request collective I/O", path_);
-  for (const char* group : {"/grid", "/fields"}) {
+  // A mesh without time has no axis at all: no empty /grid group then.
+  std::vector<const char*> groups = {"/fields"};
+  if (!layout_.axes.empty()) groups.push_back("/grid");
+  if (layout_.mesh) groups.push_back("/mesh");
+  for (const char* group : groups) {
     checked(group_handle(H5Gcreate2(file_.get(), group, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
             std::string("create group ") + group, path_);
   }
@@ -57,15 +61,35 @@ void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void
 }
 
 void ParallelGridFile::write_axes() {
-  for (std::size_t a = 0; a < layout_.names.size(); ++a) {
+  // With a mesh, axes holds only the time axis, which goes with the last name.
+  const std::size_t first_name = layout_.names.size() - layout_.axes.size();
+  for (std::size_t a = 0; a < layout_.axes.size(); ++a) {
     const hsize_t n = layout_.axes[a].size();
     H5Handle space = space_handle(H5Screate_simple(1, &n, nullptr));
-    const std::string name = "/grid/" + layout_.names[a];
+    const std::string name = "/grid/" + layout_.names[first_name + a];
     H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F64LE,
                                                          space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
                                "create " + name, path_);
     write_root_only(dataset.get(), H5T_NATIVE_DOUBLE, layout_.axes[a].data(), n);
   }
+}
+
+void ParallelGridFile::write_mesh() {
+  TESSERA_CHECK(layout_.mesh.has_value(), "grid output: write_mesh without a mesh in " << path_);
+  const MeshPoints& mesh = *layout_.mesh;
+  auto write_2d = [&](const char* name, hid_t file_type, hid_t mem_type, const void* data,
+                      hsize_t rows, hsize_t columns) {
+    const hsize_t shape[2] = {rows, columns};
+    H5Handle space = space_handle(H5Screate_simple(2, shape, nullptr));
+    H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), name, file_type, space.get(),
+                                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+                               std::string("create ") + name, path_);
+    write_root_only(dataset.get(), mem_type, data, rows * columns);
+  };
+  write_2d("/mesh/points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, mesh.points.data(),
+           static_cast<hsize_t>(mesh.point_count()), static_cast<hsize_t>(mesh.dims));
+  write_2d("/mesh/cells", H5T_STD_I64LE, H5T_NATIVE_INT64, mesh.cells.data(),
+           static_cast<hsize_t>(mesh.cell_count()), static_cast<hsize_t>(mesh.dims + 1));
 }
 
 void ParallelGridFile::write_points(const std::string& path, hid_t type, const void* fill,

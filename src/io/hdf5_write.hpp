@@ -22,9 +22,13 @@ class ParallelGridFile {
  public:
   ParallelGridFile(MPI_Comm comm, const std::string& path, const GridLayout& layout);
 
-  /// /grid/<coord> float64 [n] for every axis (rank 0's data).
+  /// /grid/<coord> float64 [n] for every axis (rank 0's data); with a mesh only the time axis.
   void write_axes();
-  /// /fields/<name> float64 C-order grid, NaN where nobody writes. `indices` sorted ascending.
+  /// Mesh layouts only: /mesh/points float64 [n_points, dims] and /mesh/cells int64
+  /// [n_cells, dims + 1] (rank 0's copy).
+  void write_mesh();
+  /// /fields/<name> float64 shaped layout.shape_c_order(), NaN where nobody writes. `indices`
+  /// (flat, see GridLayout) sorted ascending.
   void write_field(const std::string& name, const std::vector<int64_t>& indices,
                    const std::vector<double>& values);
   /// /fields/subdomain int32, -1 where nobody writes.

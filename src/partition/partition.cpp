@@ -10,7 +10,7 @@ namespace tessera::partition {
 
 Partition::Partition(const geometry::Box& box, std::vector<std::string> names,
                      const PartitionSpec& spec, const std::string& key)
-    : names_(std::move(names)) {
+    : names_(std::move(names)), box_(box) {
   const int dims = box.dims();
   TESSERA_CHECK(static_cast<int>(names_.size()) == dims, key << ": internal: names and box differ");
   cuts_.assign(dims, {});
@@ -86,7 +86,133 @@ std::vector<int> Partition::pieces() const {
   return counts;
 }
 
+namespace {
+
+struct Piece {
+  geometry::Box box;
+  torch::Tensor samples;  // the sample points inside box
+  std::vector<int> pieces;
+};
+
+// Cuts `piece` into leaves, appended to `leaves` low side first; records cut positions per axis.
+void bisect(Piece piece, std::vector<geometry::Box>& leaves, std::vector<std::vector<double>>& cuts,
+            const std::string& key) {
+  int axis = 0;
+  for (int a = 1; a < static_cast<int>(piece.pieces.size()); ++a)
+    if (piece.pieces[a] > piece.pieces[axis]) axis = a;
+  const int total = piece.pieces[axis];
+  if (total == 1) {
+    leaves.push_back(piece.box);
+    return;
+  }
+  const int low_pieces = total / 2;
+  const auto n = piece.samples.size(0);
+  const auto sorted = std::get<0>(piece.samples.select(1, axis).sort());
+  const auto k = static_cast<int64_t>(std::llround(static_cast<double>(n) * low_pieces / total));
+  TESSERA_CHECK(k >= 1 && k < n, key << ".balance: too few sample points to place a cut along '"
+                                     << axis << "'; use fewer pieces");
+  const double cut = 0.5 * (sorted[k - 1].item<double>() + sorted[k].item<double>());
+  cuts[axis].push_back(cut);
+  const auto column = piece.samples.select(1, axis);
+  Piece low{piece.box, piece.samples.index({column <= cut}), piece.pieces};
+  Piece high{piece.box, piece.samples.index({column > cut}), piece.pieces};
+  low.box.hi[axis] = high.box.lo[axis] = cut;
+  low.pieces[axis] = low_pieces;
+  high.pieces[axis] = total - low_pieces;
+  bisect(std::move(low), leaves, cuts, key);
+  bisect(std::move(high), leaves, cuts, key);
+}
+
+}  // namespace
+
+Partition Partition::balanced(const geometry::Box& box, std::vector<std::string> names,
+                              const std::map<std::string, int>& split, const torch::Tensor& samples,
+                              const std::string& key) {
+  const int dims = box.dims();
+  TESSERA_CHECK(static_cast<int>(names.size()) == dims, key << ": internal: names and box differ");
+  TESSERA_CHECK(samples.dim() == 2 && samples.size(1) == dims,
+                key << ": internal: samples must be [n, " << dims << "]");
+  Partition p;
+  p.names_ = std::move(names);
+  p.box_ = box;
+  p.grid_ = false;
+  p.cuts_.assign(dims, {});
+  std::vector<int> pieces(dims, 1);
+  for (const auto& [name, count] : split) {
+    const auto it = std::find(p.names_.begin(), p.names_.end(), name);
+    TESSERA_CHECK(it != p.names_.end(), key << ".split: '" << name << "' is not a coordinate");
+    TESSERA_CHECK(count >= 1, key << ".split." << name << ": needs at least 1 piece");
+    pieces[it - p.names_.begin()] = count;
+  }
+  std::vector<geometry::Box> leaves;
+  bisect({box, samples.to(torch::kFloat64), pieces}, leaves, p.cuts_, key);
+  for (auto& axis_cuts : p.cuts_) {
+    std::sort(axis_cuts.begin(), axis_cuts.end());
+    axis_cuts.erase(std::unique(axis_cuts.begin(), axis_cuts.end()), axis_cuts.end());
+  }
+  for (std::size_t id = 0; id < leaves.size(); ++id)
+    p.subdomains_.push_back({static_cast<int>(id), leaves[id], {}});
+  p.find_interfaces();
+  return p;
+}
+
+void Partition::find_interfaces() {
+  const int dims = box_.dims();
+  interfaces_.clear();
+  for (int axis = 0; axis < dims; ++axis) {
+    for (const auto& a : subdomains_) {
+      for (const auto& b : subdomains_) {
+        if (a.box.hi[axis] != b.box.lo[axis]) continue;  // cut positions are shared exactly
+        Interface f;
+        f.facet = a.box;
+        bool overlap = true;
+        for (int d = 0; d < dims && overlap; ++d) {
+          if (d == axis) continue;
+          f.facet.lo[d] = std::max(a.box.lo[d], b.box.lo[d]);
+          f.facet.hi[d] = std::min(a.box.hi[d], b.box.hi[d]);
+          overlap = f.facet.lo[d] < f.facet.hi[d];
+        }
+        if (!overlap) continue;
+        f.id = static_cast<int>(interfaces_.size());
+        f.lower = a.id;
+        f.upper = b.id;
+        f.axis = axis;
+        f.position = a.box.hi[axis];
+        f.facet.lo[axis] = f.facet.hi[axis] = f.position;
+        interfaces_.push_back(f);
+      }
+    }
+  }
+}
+
+Partition Partition::without_interfaces(const std::vector<int>& ids) const {
+  Partition p = *this;
+  p.interfaces_.clear();
+  for (const auto& f : interfaces_) {
+    if (std::find(ids.begin(), ids.end(), f.id) != ids.end()) continue;
+    p.interfaces_.push_back(f);
+    p.interfaces_.back().id = static_cast<int>(p.interfaces_.size()) - 1;
+  }
+  return p;
+}
+
 torch::Tensor Partition::subdomain_of(const torch::Tensor& x) const {
+  if (!grid_) {
+    auto points = x.to(torch::kFloat64).clone();
+    // Lowest id wins on shared faces: assign in reverse so lower ids overwrite.
+    for (int d = 0; d < box_.dims(); ++d)
+      points.select(1, d).clamp_(box_.lo[d], box_.hi[d]);
+    auto id = torch::zeros({points.size(0)}, torch::kInt64);
+    for (auto s = subdomains_.rbegin(); s != subdomains_.rend(); ++s) {
+      auto inside = torch::ones({points.size(0)}, torch::kBool);
+      for (int d = 0; d < box_.dims(); ++d) {
+        const auto column = points.select(1, d);
+        inside = inside.logical_and(column >= s->box.lo[d]).logical_and(column <= s->box.hi[d]);
+      }
+      id.masked_fill_(inside, s->id);
+    }
+    return id;
+  }
   auto points = x.to(torch::kFloat64);
   auto id = torch::zeros({points.size(0)}, torch::kInt64);
   int64_t stride = 1;
@@ -120,8 +246,13 @@ std::vector<int> rank_of_subdomains(int subdomains, int ranks) {
 
 torch::Tensor interface_points(const Interface& interface, int64_t n, geometry::SamplerKind kind,
                                uint64_t seed) {
-  const int dims = interface.facet.dims();
   core::Rng rng(seed, interface.id, "interface");
+  return interface_points(interface, n, kind, rng);
+}
+
+torch::Tensor interface_points(const Interface& interface, int64_t n, geometry::SamplerKind kind,
+                               core::Rng& rng) {
+  const int dims = interface.facet.dims();
   auto unit = geometry::unit_samples(kind, n, dims - 1, rng);
   auto points = torch::empty({n, dims}, torch::kFloat64);
   int column = 0;

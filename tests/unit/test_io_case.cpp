@@ -297,6 +297,40 @@ TEST_CASE("geometry dimensions must match the coordinates") {
   CHECK(c.geometry.kind == "difference");
   CHECK(c.geometry.tags.at("hole") == "inside(disk0)");
   CHECK(c.geometry.raw == doc["geometry"]);
+  // The whole tree is read: names count shapes of a kind depth-first, keys locate them.
+  const auto& shape = c.geometry.shape;
+  REQUIRE(shape.children.size() == 2);
+  CHECK(shape.children[0].name == "box0");
+  CHECK(shape.children[1].name == "disk0");
+  CHECK(shape.children[1].key == "geometry.difference[1].disk");
+  CHECK(shape.children[1].center == std::vector<double>{0.5, 0.5});
+  CHECK(shape.children[1].radius == 0.1);
+}
+
+TEST_CASE("geometry: polygons inline or from a file, radii, nested tags, mesh output times") {
+  json doc = minimal();
+  doc["geometry"] = json::parse(R"({"polygon": {"vertices": [[0, 0], [1, 0], [0, 1]],
+                                                 "holes": [[[0.1, 0.1], [0.2, 0.1], [0.1, 0.2]]]}})");
+  const io::Case c = io::case_from_json(doc, "p.json");
+  CHECK(c.geometry.shape.vertices.size() == 3);
+  REQUIRE(c.geometry.shape.holes.size() == 1);
+  CHECK(c.geometry.shape.holes[0][2] == std::array<double, 2>{0.1, 0.2});
+  doc["geometry"] = json::parse(R"({"polygon": "meshes/star.off"})");
+  CHECK(io::case_from_json(doc, "cases/p.json").geometry.shape.file == "cases/meshes/star.off");
+  doc["geometry"] = json::parse(R"({"polygon": {"vertices": [[0, 0], [1, 0]]}})");
+  CHECK(error_of(doc).find("cases/p.json: geometry.polygon.vertices: ") == 0);
+  doc["geometry"] = json::parse(R"({"disk": {"center": [0, 0], "radius": -1}})");
+  CHECK(error_of(doc).find("cases/p.json: geometry.disk.radius: ") == 0);
+  doc["geometry"] = json::parse(R"({"disk": {"center": [0, 0, 0], "radius": 1}})");
+  CHECK(error_of(doc) == "cases/p.json: geometry.disk.center: expected 2 coordinates for a disk, got [0,0,0]");
+  doc["geometry"] = json::parse(
+      R"({"union": [{"box": [[0, 1], [0, 1]]}, {"disk": {"center": [0, 0], "radius": 1}, "tags": {"a": "x=0"}}]})");
+  CHECK(error_of(doc) == "cases/p.json: geometry.union[1].tags: tags belong on the top-level geometry; "
+                         "select the parts of a nested shape there with \"inside(disk0)\"");
+  doc = minimal();
+  doc["output"] = json::parse(R"({"mesh": {"max_cell_size": 0.1, "times": 5}})");
+  CHECK(error_of(doc) == "cases/p.json: output.mesh.times: \"times\" is for space-time problems; this "
+                         "case has no \"time\"");
 }
 
 TEST_CASE("names used in conditions and weights must be declared") {

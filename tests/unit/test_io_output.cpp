@@ -62,7 +62,7 @@ struct TempDir {
 
 struct Dataset {
   std::vector<hsize_t> shape;
-  bool is_f64 = false, is_i32 = false;
+  bool is_f64 = false, is_i32 = false, is_i64 = false;
   std::vector<double> values;  // converted to double for comparison
 };
 
@@ -76,6 +76,7 @@ Dataset read_dataset(const fs::path& file_path, const std::string& name) {
   hid_t type = H5Dget_type(d);
   out.is_f64 = H5Tequal(type, H5T_IEEE_F64LE) > 0;
   out.is_i32 = H5Tequal(type, H5T_STD_I32LE) > 0;
+  out.is_i64 = H5Tequal(type, H5T_STD_I64LE) > 0;
   hid_t space = H5Dget_space(d);
   const int rank = H5Sget_simple_extent_ndims(space);
   out.shape.resize(rank);
@@ -175,6 +176,32 @@ io::GridLayout layout_1d_time() {
   layout.names = {"x", "t"};
   layout.axes = {{-1.0, -0.5, 0.0, 0.5, 1.0}, {0.0, 0.1, 0.25}};
   layout.has_time = true;
+  return layout;
+}
+
+/// The unit square as two triangles: points 0 (0,0), 1 (1,0), 2 (1,1), 3 (0,1).
+io::GridLayout layout_triangles() {
+  io::GridLayout layout;
+  layout.names = {"x", "y"};
+  io::MeshPoints mesh;
+  mesh.dims = 2;
+  mesh.points = {0, 0, 1, 0, 1, 1, 0, 1};
+  mesh.cells = {0, 1, 2, 0, 2, 3};
+  layout.mesh = mesh;
+  return layout;
+}
+
+/// Two tetrahedra sharing the face (1, 2, 3), at two time values.
+io::GridLayout layout_tetrahedra_time() {
+  io::GridLayout layout;
+  layout.names = {"x", "y", "z", "t"};
+  layout.axes = {{0.0, 0.5}};
+  layout.has_time = true;
+  io::MeshPoints mesh;
+  mesh.dims = 3;
+  mesh.points = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
+  mesh.cells = {0, 1, 2, 3, 1, 2, 3, 4};
+  layout.mesh = mesh;
   return layout;
 }
 
@@ -417,6 +444,204 @@ TEST_CASE("grid output rejects a repeated index, a short field and a reserved at
                          doctest::Contains("ranks disagree"), Error);
   }
   CHECK_FALSE(fs::exists(tmp.path / "a.h5"));
+}
+
+TEST_CASE("mesh layout: size, [nt, n_points] shape, flat index point fastest, time slowest") {
+  const auto triangles = layout_triangles();
+  CHECK(triangles.mesh->point_count() == 4);
+  CHECK(triangles.mesh->cell_count() == 2);
+  CHECK(triangles.size() == 4);
+  CHECK(triangles.shape_c_order() == std::vector<int64_t>{4});
+  CHECK(triangles.spatial_dims() == 2);
+  CHECK(triangles.flat_index({3}) == 3);
+  CHECK_THROWS_WITH_AS(triangles.flat_index({4}), doctest::Contains("outside the mesh of 4 points"), Error);
+  triangles.validate();
+
+  const auto tetrahedra = layout_tetrahedra_time();
+  CHECK(tetrahedra.mesh->point_count() == 5);
+  CHECK(tetrahedra.mesh->cell_count() == 2);
+  CHECK(tetrahedra.size() == 10);
+  CHECK(tetrahedra.shape_c_order() == std::vector<int64_t>{2, 5});
+  CHECK(tetrahedra.spatial_dims() == 3);
+  CHECK(tetrahedra.flat_index({0, 0}) == 0);
+  CHECK(tetrahedra.flat_index({4, 0}) == 4);
+  CHECK(tetrahedra.flat_index({1, 1}) == 6);
+  CHECK_THROWS_AS(tetrahedra.flat_index({1}), Error);
+  CHECK_THROWS_AS(tetrahedra.flat_index({0, 2}), Error);
+  tetrahedra.validate();
+}
+
+TEST_CASE("mesh layout validation names the bad cell, point count or coordinate list") {
+  auto check_error = [](const io::GridLayout& layout, const std::string& expected) {
+    CHECK_THROWS_WITH_AS(layout.validate(), doctest::Contains(expected.c_str()), Error);
+  };
+  auto out_of_range = layout_triangles();
+  out_of_range.mesh->cells[4] = 4;
+  check_error(out_of_range, "output mesh triangle 1 refers to point 4, outside 0..3 (the mesh has 4 points");
+  auto negative = layout_tetrahedra_time();
+  negative.mesh->cells[0] = -1;
+  check_error(negative, "output mesh tetrahedron 0 refers to point -1, outside 0..4");
+  auto four_d = layout_triangles();
+  four_d.mesh->dims = 4;
+  check_error(four_d, "output mesh must be 2-D (triangles) or 3-D (tetrahedra), got dims 4");
+  auto names = layout_triangles();
+  names.names = {"x", "y", "z"};
+  check_error(names, "output mesh of dims 2 needs 2 coordinate names, got 3");
+  auto no_time_name = layout_tetrahedra_time();
+  no_time_name.names.pop_back();
+  check_error(no_time_name, "output mesh of dims 3 with time needs 4 coordinate names, got 3");
+  auto points = layout_triangles();
+  points.mesh->points.pop_back();
+  check_error(points, "output mesh points hold 7 values, expected a positive multiple of dims 2");
+  auto cells = layout_triangles();
+  cells.mesh->cells.pop_back();
+  check_error(cells, "output mesh cells hold 5 point indices, expected a positive multiple of 3 (3 per triangle)");
+  auto spatial_axes = layout_triangles();
+  spatial_axes.axes = {{0, 1}, {0, 1}};
+  check_error(spatial_axes, "output mesh layout holds 2 axes; with a mesh, axes holds nothing (no time)");
+  auto empty_time = layout_tetrahedra_time();
+  empty_time.axes[0].clear();
+  check_error(empty_time, "output grid axis 't' has no points");
+}
+
+TEST_CASE("2-D triangle mesh output: /mesh/points, /mesh/cells, [n_points] fields, NaN and -1 where no subdomain wrote") {
+  TempDir tmp;
+  const auto comm = parallel::Communicator::world();
+  const auto layout = layout_triangles();
+  // Two subdomains split the points: 0 owns points 1 and 0, 1 owns point 3; nobody owns point 2.
+  // With several ranks, subdomain s goes to rank s % size.
+  const std::vector<std::vector<int64_t>> owned = {{1, 0}, {3}};
+  io::GridContribution c;
+  c.fields["u"];
+  for (int32_t s = 0; s < 2; ++s) {
+    if (s % comm.size() != comm.rank()) continue;
+    for (int64_t point : owned[s]) {
+      c.indices.push_back(layout.flat_index({point}));
+      c.fields["u"].push_back(10.0 * point + s);
+      c.subdomain.push_back(s);
+    }
+  }
+  io::GridFileInfo info;
+  info.case_name = "square";
+  info.attributes_double = {{"iterations", 10}};
+  io::write_grid_output(comm, tmp.path.string(), "square", layout, c, info);
+  const fs::path h5 = tmp.path / "square.h5";
+  REQUIRE(fs::exists(h5));
+
+  const auto points = read_dataset(h5, "/mesh/points");
+  CHECK(points.is_f64);
+  CHECK(points.shape == std::vector<hsize_t>{4, 2});
+  CHECK(points.values == layout.mesh->points);
+  const auto cells = read_dataset(h5, "/mesh/cells");
+  CHECK(cells.is_i64);
+  CHECK(cells.shape == std::vector<hsize_t>{2, 3});
+  CHECK(cells.values == std::vector<double>{0, 1, 2, 0, 2, 3});
+
+  const auto u = read_dataset(h5, "/fields/u");
+  CHECK(u.is_f64);
+  CHECK(u.shape == std::vector<hsize_t>{4});
+  CHECK(u.values[0] == 0.0);
+  CHECK(u.values[1] == 10.0);
+  CHECK(std::isnan(u.values[2]));
+  CHECK(u.values[3] == 31.0);
+  const auto sub = read_dataset(h5, "/fields/subdomain");
+  CHECK(sub.is_i32);
+  CHECK(sub.values == std::vector<double>{0, 0, -1, 1});
+
+  CHECK(string_attribute(h5, "case_name") == "square");
+  CHECK(string_attribute(h5, "coordinates") == "x,y");
+  CHECK(double_attribute(h5, "iterations") == 10);
+  CHECK_FALSE(has_link(h5, "/grid"));  // no time, no axis
+  CHECK_FALSE(has_link(h5, "/xdmf"));
+  CHECK_FALSE(has_link(h5, "/steps"));
+
+  const std::string xmf = read_text(tmp.path / "square.xmf");
+  CHECK(xmf == io::xdmf_text(layout, {"u"}, true, "square.h5", "square"));
+  std::string why;
+  CHECK_MESSAGE(well_formed_xml(xmf, why), why);
+  CHECK(count(xmf, "<Topology TopologyType=\"Triangle\" NumberOfElements=\"2\">") == 1);
+  CHECK(count(xmf, "<DataItem Dimensions=\"2 3\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">square.h5:/mesh/cells<") == 1);
+  CHECK(count(xmf, "<Geometry GeometryType=\"XY\">") == 1);
+  CHECK(count(xmf, "<DataItem Dimensions=\"4 2\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">square.h5:/mesh/points<") == 1);
+  CHECK(count(xmf, "<DataItem Dimensions=\"4\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">square.h5:/fields/u<") == 1);
+  CHECK(count(xmf, "<DataItem Dimensions=\"4\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">square.h5:/fields/subdomain<") == 1);
+  CHECK(count(xmf, "Center=\"Node\"") == 2);
+  CHECK(count(xmf, "Temporal") == 0);
+  CHECK(count(xmf, "/grid/") == 0);
+
+  if (comm.size() > 1) {  // only rank 0's mesh is written: every rank must hold the same one
+    auto other = layout;
+    if (comm.rank() == 1) other.mesh->points[0] = 0.5;
+    CHECK_THROWS_WITH_AS(io::write_grid_output(comm, tmp.path.string(), "other", other, c, info),
+                         doctest::Contains("ranks disagree"), Error);
+  }
+}
+
+TEST_CASE("space-time tetrahedron mesh output: [nt, n_points] fields, /steps views, temporal Tetrahedron XDMF") {
+  TempDir tmp;
+  const auto layout = layout_tetrahedra_time();
+  const std::vector<int64_t> skip = {layout.flat_index({4, 1})};
+  io::GridFileInfo info;
+  info.case_name = "cube";
+  io::write_grid_output(parallel::Communicator::world(), tmp.path.string(), "cube", layout,
+                        contribution_for(layout, skip), info);
+  const fs::path h5 = tmp.path / "cube.h5";
+  CHECK(string_attribute(h5, "coordinates") == "x,y,z,t");
+  CHECK(string_attribute(h5, "time_coordinate") == "t");
+  CHECK(read_dataset(h5, "/grid/t").values == layout.axes[0]);
+  CHECK_FALSE(has_link(h5, "/grid/x"));
+  CHECK_FALSE(has_link(h5, "/xdmf"));
+  const auto points = read_dataset(h5, "/mesh/points");
+  CHECK(points.shape == std::vector<hsize_t>{5, 3});
+  CHECK(points.values == layout.mesh->points);
+  const auto cells = read_dataset(h5, "/mesh/cells");
+  CHECK(cells.is_i64);
+  CHECK(cells.shape == std::vector<hsize_t>{2, 4});
+  CHECK(cells.values == std::vector<double>{0, 1, 2, 3, 1, 2, 3, 4});
+
+  const auto u = read_dataset(h5, "/fields/u");
+  CHECK(u.shape == std::vector<hsize_t>{2, 5});
+  for (int64_t i = 0; i < 10; ++i) {
+    if (i == 9) {
+      CHECK(std::isnan(u.values[i]));
+    } else {
+      CHECK(u.values[i] == 1000.0 + i);
+    }
+  }
+  CHECK(read_dataset(h5, "/fields/subdomain").values[9] == -1);
+  for (int k = 0; k < 2; ++k) {
+    for (const std::string field : {"u", "u_exact", "subdomain"}) {
+      const auto full = read_dataset(h5, "/fields/" + field);
+      const auto step = read_dataset(h5, "/steps/" + std::to_string(k) + "/" + field);
+      CHECK(step.shape == std::vector<hsize_t>{5});
+      CHECK(step.is_i32 == (field == "subdomain"));
+      for (int i = 0; i < 5; ++i) {
+        const double expected = full.values[k * 5 + i];
+        if (std::isnan(expected)) {
+          CHECK(std::isnan(step.values[i]));
+        } else {
+          CHECK(step.values[i] == expected);
+        }
+      }
+    }
+  }
+
+  const std::string xmf = read_text(tmp.path / "cube.xmf");
+  CHECK(xmf == io::xdmf_text(layout, {"u", "u_exact"}, true, "cube.h5", "cube"));
+  std::string why;
+  CHECK_MESSAGE(well_formed_xml(xmf, why), why);
+  CHECK(count(xmf, "CollectionType=\"Temporal\"") == 1);
+  CHECK(count(xmf, "GridType=\"Uniform\"") == 2);
+  CHECK(count(xmf, "<Time Value=\"0.5\"/>") == 1);
+  CHECK(count(xmf, "<Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"2\">") == 2);
+  CHECK(count(xmf, "<DataItem Dimensions=\"2 4\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">cube.h5:/mesh/cells<") == 2);
+  CHECK(count(xmf, "<Geometry GeometryType=\"XYZ\">") == 2);
+  CHECK(count(xmf, "<DataItem Dimensions=\"5 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">cube.h5:/mesh/points<") == 2);
+  CHECK(count(xmf, "<DataItem Dimensions=\"5\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">cube.h5:/steps/1/u_exact<") == 1);
+  CHECK(count(xmf, "<DataItem Dimensions=\"5\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">cube.h5:/steps/0/subdomain<") == 1);
+  CHECK(count(xmf, "<Attribute ") == 6);
+  CHECK(count(xmf, "/fields/") == 0);
+  CHECK(count(xmf, "HyperSlab") == 0);
 }
 
 TEST_CASE("ensure_output_directory creates nested folders and rejects an unwritable one") {

@@ -375,3 +375,57 @@ TEST_CASE("bad decompositions are rejected with messages that name the key") {
     }
   }
 }
+
+namespace {
+
+// Uniform points in the L-shaped domain [0,1]^2 without (0.5,1]^2 (area 0.75).
+torch::Tensor lshape_samples(int64_t n) {
+  torch::manual_seed(3);
+  auto p = torch::rand({4 * n / 3 + 1000, 2}, torch::kFloat64);
+  const auto outside = (p.select(1, 0) > 0.5).logical_and(p.select(1, 1) > 0.5);
+  return p.index({outside.logical_not()}).narrow(0, 0, n);
+}
+
+}  // namespace
+
+TEST_CASE("balance: measure cuts an L-shape into 3 slabs of equal area") {
+  const auto samples = lshape_samples(60000);
+  const auto p = Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"x", 3}}, samples);
+  REQUIRE(p.size() == 3);
+  // Area left of x = c is c for c <= 0.5: shares of 0.25 put the cuts at 0.25 and 0.5.
+  CHECK(p.subdomains()[0].box.hi[0] == doctest::Approx(0.25).epsilon(0.02));
+  CHECK(p.subdomains()[1].box.hi[0] == doctest::Approx(0.5).epsilon(0.02));
+  const auto counts = torch::bincount(p.subdomain_of(samples), {}, 3).to(torch::kFloat64) / 60000.0;
+  for (int s = 0; s < 3; ++s) CHECK(counts[s].item<double>() == doctest::Approx(1.0 / 3).epsilon(0.001));
+  REQUIRE(p.interfaces().size() == 2);
+  CHECK(p.interfaces()[0].lower == 0);
+  CHECK(p.interfaces()[0].upper == 1);
+  CHECK(p.interfaces()[1].axis == 0);
+  CHECK(p.subdomains()[0].cell.empty());
+}
+
+TEST_CASE("balance: measure bisects recursively; neighbours across a cut have the lower id low") {
+  torch::manual_seed(4);
+  // Points crowded to the left: x = u^2 has density ~ 1/sqrt(x).
+  auto samples = torch::rand({40000, 2}, torch::kFloat64);
+  samples.select(1, 0).pow_(2);
+  const auto p = Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"x", 2}, {"y", 2}}, samples);
+  REQUIRE(p.size() == 4);
+  CHECK(p.subdomains()[0].box.hi[0] == doctest::Approx(0.25).epsilon(0.03));  // median of u^2
+  const auto counts = torch::bincount(p.subdomain_of(samples), {}, 4);
+  for (int s = 0; s < 4; ++s) CHECK(counts[s].item<int64_t>() == doctest::Approx(10000).epsilon(0.001));
+  for (const auto& f : p.interfaces()) {
+    CHECK(f.lower < f.upper);
+    CHECK(p.subdomains()[f.lower].box.hi[f.axis] == f.position);
+    CHECK(p.subdomains()[f.upper].box.lo[f.axis] == f.position);
+    for (int d = 0; d < 2; ++d) CHECK(f.facet.lo[d] <= f.facet.hi[d]);
+  }
+  CHECK(p.interfaces().size() >= 4);
+  // A point on the x cut belongs to the lower id.
+  const double cut = p.subdomains()[0].box.hi[0];
+  CHECK(p.subdomain_of(torch::tensor({{cut, 0.01}}, torch::kFloat64))[0].item<int64_t>() == 0);
+  // without_interfaces renumbers what is left.
+  const auto fewer = p.without_interfaces({0});
+  CHECK(fewer.interfaces().size() == p.interfaces().size() - 1);
+  for (std::size_t i = 0; i < fewer.interfaces().size(); ++i) CHECK(fewer.interfaces()[i].id == static_cast<int>(i));
+}

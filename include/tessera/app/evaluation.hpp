@@ -13,8 +13,11 @@ namespace tessera::app {
 using SubdomainOf = std::function<torch::Tensor(const torch::Tensor&)>;
 
 /// The output grid: `output.grid` points per coordinate (default 101) over the domain's
-/// bounding box; the reference's grid when there is a reference and no `output.grid`.
-io::GridLayout output_grid(const io::Case& c, const Problem& p);
+/// bounding box; the reference's grid when there is a reference and no `output.grid`; with
+/// `output.mesh`, a triangle / tetrahedral mesh of the shape (times: `output.mesh.times` values),
+/// made on rank 0 of `comm` and shared (collective when comm is given).
+io::GridLayout output_grid(const io::Case& c, const Problem& p,
+                           const parallel::Communicator* comm = nullptr);
 
 /// All points of a grid in flat order (first coordinate fastest): float64 [size, dims].
 torch::Tensor grid_points(const io::GridLayout& layout);

@@ -16,13 +16,15 @@ class BoxShape final : public Shape {
   int dims() const override { return box_.dims(); }
   Box bounding_box() const override { return box_; }
   double measure() const override { return box_.measure(); }
-  torch::Tensor contains(const torch::Tensor& points) const override;
+  torch::Tensor classify(const torch::Tensor& points) const override;
   torch::Tensor sample_interior(std::int64_t n, int extra_dims, SamplerKind kind,
                                 core::Rng& rng) const override;
   const std::vector<BoundaryPart>& boundary_parts() const override { return parts_; }
   PartSample sample_part(int part, std::int64_t n, int extra_dims, SamplerKind kind,
                          core::Rng& rng) const override;
   std::optional<Box> as_box() const override { return box_; }
+  PolygonSet polygons(double max_edge) const override;
+  TriangleSurface surface(double max_edge) const override;
 
   /// The index of the face on `axis` at the low (high = false) or high side.
   static int face_index(int axis, bool high) { return 2 * axis + (high ? 1 : 0); }

@@ -1,7 +1,7 @@
 #pragma once
-/// The abstract spatial shape. BoxShape (box_shape.hpp) is the only implementation so far;
-/// polygons, meshes and CSG (CGAL) implement the same interface later, and Domain, the samplers
-/// and the partitioner use only this interface.
+/// The abstract spatial shape. Implementations: BoxShape, PolygonShape, DiskShape, BallShape,
+/// SurfaceShape (closed 3-D triangle surfaces), CsgShape (union, intersection, difference).
+/// Domain, the samplers, the partitioner and the output use only this interface.
 #include <torch/types.h>
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "tessera/core/rng.hpp"
 #include "tessera/geometry/box.hpp"
+#include "tessera/geometry/polygonal.hpp"
 #include "tessera/geometry/sampler.hpp"
 
 namespace tessera::geometry {
@@ -50,9 +51,14 @@ class Shape {
   virtual Box bounding_box() const = 0;
   /// Length, area or volume.
   virtual double measure() const = 0;
-  /// points: floating [n, dims] on any device -> bool [n] on the same device; the boundary
-  /// counts as inside (within a round-off tolerance).
-  virtual torch::Tensor contains(const torch::Tensor& points) const = 0;
+  /// points: floating [n, dims] on any device -> int8 PointClass [n] on the same device:
+  /// inside 1, on the boundary 0 (within boundary_tolerance()), outside -1.
+  virtual torch::Tensor classify(const torch::Tensor& points) const = 0;
+  /// points: floating [n, dims] on any device -> bool [n]; the boundary counts as inside.
+  torch::Tensor contains(const torch::Tensor& points) const { return classify(points) >= 0; }
+  /// Distance from the boundary within which classify() says `boundary`: round-off relative to
+  /// the bounding box, so points computed on the boundary (sampled, or on a shared face) count.
+  double boundary_tolerance() const;
 
   /// n points uniformly distributed in the shape, drawn with `kind`: float64 CPU
   /// [n, dims + extra_dims]. The last extra_dims columns are unit coordinates in [0, 1) drawn
@@ -77,6 +83,15 @@ class Shape {
 
   /// The box when the shape is exactly an axis-aligned box (periodic conditions need one).
   virtual std::optional<Box> as_box() const { return std::nullopt; }
+
+  /// 2-D shapes: the region as polygons with holes whose curved edges are chords no longer
+  /// than max_edge (exact for polygonal shapes). Used for exact CSG areas and triangle meshes.
+  /// Throws for other dimensions.
+  virtual PolygonSet polygons(double max_edge) const;
+  /// 3-D shapes: a closed, outward-oriented triangle surface with curved parts approximated by
+  /// triangles whose edges are at most max_edge long (exact for polyhedral shapes). Used for
+  /// CSG volumes and tetrahedral meshes. Throws for other dimensions.
+  virtual TriangleSurface surface(double max_edge) const;
 };
 
 }  // namespace tessera::geometry

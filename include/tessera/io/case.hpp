@@ -23,14 +23,28 @@ struct TimeSpec {
   std::array<double, 2> range{0.0, 1.0};
 };
 
-/// A shape from "geometry" (and nested CSG later). kind: "interval" | "box" (now); "disk",
-/// "ball", "polygon", "mesh", "union", "intersection", "difference" are parsed by later issues.
+/// One shape of "geometry", read fully (case-format.md "Geometry"); CSG shapes nest.
+struct ShapeSpec {
+  std::string kind;  ///< interval | box | disk | ball | polygon | mesh | union | intersection | difference
+  std::string key;   ///< its case-file key, for messages ("geometry.difference[1]")
+  /// How "inside(<name>)" selectors name it: kind + depth-first count per kind ("disk0").
+  std::string name;
+  std::vector<std::array<double, 2>> box;  ///< interval: one entry; box: one per dimension
+  std::vector<double> center;              ///< disk (2), ball (3)
+  double radius = 0.0;                     ///< disk, ball
+  std::vector<std::array<double, 2>> vertices;            ///< polygon given inline
+  std::vector<std::vector<std::array<double, 2>>> holes;  ///< polygon given inline
+  std::string file;                        ///< mesh; polygon read from a file; resolved path
+  std::vector<ShapeSpec> children;         ///< union, intersection, difference
+};
+
+/// "geometry": the top shape and its tags.
 struct GeometrySpec {
-  std::string kind;
+  std::string kind;                            // the top shape's kind
   std::vector<std::array<double, 2>> box;      // interval: one entry; box: one per dimension
   std::map<std::string, std::string> tags;     // tag name -> selector text ("x=0")
-  nlohmann::json raw;                          // the shape's JSON, for later shape kinds;
-                                               // "mesh" paths resolved against the case folder
+  nlohmann::json raw;                          // the shape's JSON, "mesh" paths resolved
+  ShapeSpec shape;                             // the whole shape tree
   std::string key = "geometry";
 };
 
@@ -137,6 +151,7 @@ struct OutputSpec {
   std::string directory;             // resolved against the working directory
   std::map<std::string, int64_t> grid;  // coordinate (time included) -> points
   std::optional<double> mesh_max_cell_size;
+  int64_t mesh_times = 11;  ///< output.mesh.times: time values written for space-time problems
   int64_t every = 0;                 // 0: only at the end
 };
 

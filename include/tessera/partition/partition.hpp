@@ -8,16 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/rng.hpp"
 #include "tessera/geometry/box.hpp"
 #include "tessera/geometry/sampler.hpp"
 
 namespace tessera::partition {
 
-/// One cell of the cut grid. `box` spans all inputs (time included, last).
+/// One cell of the cut grid, or one leaf of a balanced bisection. `box` spans all inputs (time
+/// included, last).
 struct Subdomain {
   int id = 0;
   geometry::Box box;
-  std::vector<int> cell;  ///< index along each input axis
+  std::vector<int> cell;  ///< index along each input axis (cut grids only; empty for bisections)
 };
 
 /// The shared face of two neighbouring subdomains: `lower` has the smaller id and lies on the
@@ -41,23 +43,44 @@ class Partition {
   Partition(const geometry::Box& box, std::vector<std::string> names, const PartitionSpec& spec,
             const std::string& key = "decomposition");
 
+  /// `balance: measure`: recursive bisection of `box` so that every subdomain holds the same
+  /// share of `samples` (points spread uniformly over the domain, [n, dims], time last): the
+  /// axis with the most pieces left (ties: the first) is cut at the quantile that gives each
+  /// side its share of the pieces, then each side is cut on its own. `split` gives the pieces per
+  /// coordinate. Subdomain ids follow the bisection tree, low side first, so neighbours across a
+  /// cut have the lower id on the low side; interfaces are the overlaps of touching faces.
+  static Partition balanced(const geometry::Box& box, std::vector<std::string> names,
+                            const std::map<std::string, int>& split, const torch::Tensor& samples,
+                            const std::string& key = "decomposition");
+
+  /// The same partition without the interfaces whose ids are listed (facets that lie outside an
+  /// irregular domain); the remaining interfaces are renumbered in order.
+  Partition without_interfaces(const std::vector<int>& ids) const;
+
   const std::vector<Subdomain>& subdomains() const { return subdomains_; }
   const std::vector<Interface>& interfaces() const { return interfaces_; }
   const std::vector<std::string>& names() const { return names_; }
-  /// Interior cut positions per input axis (empty: not cut).
+  /// Interior cut positions per input axis (empty: not cut). For a bisection: every position
+  /// at which some subdomain is cut, per axis.
   const std::vector<std::vector<double>>& cuts() const { return cuts_; }
-  /// Pieces per input axis.
+  /// Pieces per input axis (cut grids).
   std::vector<int> pieces() const;
   int size() const { return static_cast<int>(subdomains_.size()); }
 
   /// The subdomain holding each point, x [n, dims] -> int64 [n]. A point on a cut belongs to
-  /// the lower side, so interface values come from the lower id (output-format.md).
+  /// the lower side, so interface values come from the lower id (output-format.md). Points
+  /// outside the box go to the nearest subdomain.
   torch::Tensor subdomain_of(const torch::Tensor& x) const;
   /// Ids of the interfaces that subdomain `id` takes part in, ascending.
   std::vector<int> interfaces_of(int id) const;
 
  private:
+  Partition() = default;
+  void find_interfaces();  ///< from touching boxes (bisections)
+
   std::vector<std::string> names_;
+  geometry::Box box_;
+  bool grid_ = true;
   std::vector<std::vector<double>> cuts_;
   std::vector<Subdomain> subdomains_;
   std::vector<Interface> interfaces_;
@@ -72,5 +95,9 @@ std::vector<int> rank_of_subdomains(int subdomains, int ranks);
 /// (seed, interface id): both sides generate identical points without sending coordinates.
 torch::Tensor interface_points(const Interface& interface, int64_t n, geometry::SamplerKind kind,
                                uint64_t seed);
+/// The same from a given stream (each call draws new points): for rejection against an
+/// irregular domain, where both sides draw in the same rounds.
+torch::Tensor interface_points(const Interface& interface, int64_t n, geometry::SamplerKind kind,
+                               core::Rng& rng);
 
 }  // namespace tessera::partition
