@@ -1,13 +1,12 @@
 #include "tessera/geometry/polygon_shape.hpp"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/geometry/planar.hpp"
+#include "classify_on_cpu.hpp"
 
 namespace tessera::geometry {
 
@@ -63,17 +62,7 @@ PolygonShape::PolygonShape(PolygonSet region, std::string key)
 PolygonShape::~PolygonShape() = default;
 
 torch::Tensor PolygonShape::classify(const torch::Tensor& points) const {
-  TESSERA_CHECK(points.dim() == 2 && points.size(1) == 2,
-                "PolygonShape::classify: expected points [n, 2], got " << points.sizes());
-  const auto xy = points.to(torch::kCPU, torch::kFloat64).contiguous();
-  const std::int64_t n = xy.size(0);
-  auto out = torch::empty({n}, torch::kInt8);
-  const double* in = xy.data_ptr<double>();
-  std::int8_t* result = out.data_ptr<std::int8_t>();
-  at::parallel_for(0, n, 4096, [&](std::int64_t begin, std::int64_t end) {
-    locator_->classify(in + 2 * begin, end - begin, result + begin);
-  });
-  return out.to(points.device());
+  return classify_on_cpu(points, 2, *locator_, "PolygonShape::classify");
 }
 
 torch::Tensor PolygonShape::sample_interior(std::int64_t n, int extra_dims, SamplerKind kind,

@@ -1,7 +1,5 @@
 #include "tessera/geometry/surface_shape.hpp"
 
-#include <ATen/Parallel.h>
-
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -10,6 +8,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/geometry/rejection.hpp"
+#include "classify_on_cpu.hpp"
 
 namespace tessera::geometry {
 namespace {
@@ -120,18 +119,7 @@ SurfaceShape::SurfaceShape(TriangleSurface checked, std::string key)
 SurfaceShape::~SurfaceShape() = default;
 
 torch::Tensor SurfaceShape::classify(const torch::Tensor& points) const {
-  TESSERA_CHECK(points.dim() == 2 && points.size(1) == 3,
-                "SurfaceShape::classify: expected points [n, 3], got " << points.sizes());
-  const auto cpu = points.to(torch::kCPU, torch::kFloat64).contiguous();
-  const std::int64_t n = cpu.size(0);
-  auto result = torch::empty({n}, torch::kInt8);
-  const double* xyz = cpu.data_ptr<double>();
-  std::int8_t* out = result.data_ptr<std::int8_t>();
-  // The locator's queries are const and thread-safe.
-  at::parallel_for(0, n, 1024, [&](std::int64_t begin, std::int64_t end) {
-    locator_->classify(xyz + 3 * begin, end - begin, out + begin);
-  });
-  return result.to(points.device());
+  return classify_on_cpu(points, 3, *locator_, "SurfaceShape::classify");
 }
 
 torch::Tensor SurfaceShape::sample_interior(std::int64_t n, int extra_dims, SamplerKind kind,

@@ -11,25 +11,13 @@
 #include "tessera/geometry/sampler.hpp"
 #include "tessera/geometry/sobol.hpp"
 
+#include "geometry_test_support.hpp"
+
 using namespace tessera;
 using namespace tessera::geometry;
+using namespace tessera::geometry::testing;
 
 namespace {
-
-const SamplerKind all_kinds[] = {SamplerKind::uniform, SamplerKind::lhs, SamplerKind::sobol};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains_text(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 Domain unit_square(std::map<std::string, std::string> tags = {}) {
   return Domain(make_box(Box{{0, 0}, {1, 1}}), {"x", "y"}, std::nullopt, "t", std::move(tags));

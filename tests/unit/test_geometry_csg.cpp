@@ -16,19 +16,13 @@
 #include "tessera/geometry/polygon_shape.hpp"
 #include "tessera/geometry/surface_shape.hpp"
 
+#include "geometry_test_support.hpp"
+
 using namespace tessera;
 using namespace tessera::geometry;
+using namespace tessera::geometry::testing;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::shared_ptr<const Shape> csg(BooleanOp op, std::vector<CsgShape::Child> children) {
   return std::make_shared<const CsgShape>(op, std::move(children), "geometry");

@@ -14,23 +14,13 @@
 #include "tessera/geometry/planar.hpp"
 #include "tessera/geometry/polygon_shape.hpp"
 
+#include "geometry_test_support.hpp"
+
 using namespace tessera;
 using namespace tessera::geometry;
+using namespace tessera::geometry::testing;
 
 namespace {
-
-const SamplerKind all_kinds[] = {SamplerKind::uniform, SamplerKind::lhs, SamplerKind::sobol};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 PolygonWithHoles l_shape() { return {{{0, 0}, {2, 0}, {2, 1}, {1, 1}, {1, 2}, {0, 2}}, {}}; }
 
@@ -271,7 +261,7 @@ TEST_CASE("polygon edges are boundary parts; axis-aligned edges carry their plan
 
   const auto two = PolygonShape(boolean({square(0, 0, 1, 1)}, {square(2, 0, 3, 1)}, BooleanOp::union_), "two");
   REQUIRE(two.boundary_parts().size() == 8);
-  CHECK(has(two.boundary_parts()[4].label, "polygon 1 edge 0"));
+  CHECK(contains_text(two.boundary_parts()[4].label, "polygon 1 edge 0"));
 }
 
 TEST_CASE("classify keeps the device and accepts float32") {
@@ -298,39 +288,39 @@ TEST_CASE("checked_polygon orients rings and names what is wrong") {
   CHECK(area({p}) == 0.75);
 
   const auto bow_tie = error_of([] { checked_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon"); });
-  CHECK(has(bow_tie, "geometry.polygon.vertices: edges 0 and 2"));
-  CHECK(has(bow_tie, "cross at (0.5, 0.5)"));
+  CHECK(contains_text(bow_tie, "geometry.polygon.vertices: edges 0 and 2"));
+  CHECK(contains_text(bow_tie, "cross at (0.5, 0.5)"));
 
   auto outside = square_with_hole();
   outside.holes[0] = {{2, 2}, {3, 2}, {3, 3}};
   const auto hole_outside = error_of([&] { checked_polygon(outside, "geometry.polygon"); });
-  CHECK(has(hole_outside, "geometry.polygon.holes[0]: the hole is not inside the polygon"));
+  CHECK(contains_text(hole_outside, "geometry.polygon.holes[0]: the hole is not inside the polygon"));
 
   auto crossing = square_with_hole();
   crossing.holes[0] = {{0.5, 0.5}, {1.5, 0.5}, {1.5, 0.7}};
-  CHECK(has(error_of([&] { checked_polygon(crossing, "k"); }), "k.holes[0]: the hole crosses the outer ring"));
+  CHECK(contains_text(error_of([&] { checked_polygon(crossing, "k"); }), "k.holes[0]: the hole crosses the outer ring"));
 
   auto overlapping = square_with_hole();
   overlapping.holes.push_back({{0.5, 0.5}, {0.9, 0.5}, {0.9, 0.9}, {0.5, 0.9}});
   const auto overlap = error_of([&] { checked_polygon(overlapping, "geometry.polygon"); });
-  CHECK(has(overlap, "geometry.polygon.holes[0] and geometry.polygon.holes[1]"));
-  CHECK(has(overlap, "overlap"));
+  CHECK(contains_text(overlap, "geometry.polygon.holes[0] and geometry.polygon.holes[1]"));
+  CHECK(contains_text(overlap, "overlap"));
 
   auto nested = square_with_hole();
   nested.holes.push_back({{0.4, 0.4}, {0.6, 0.4}, {0.6, 0.6}});
-  CHECK(has(error_of([&] { checked_polygon(nested, "k"); }), "k.holes[1]: the hole lies inside k.holes[0]"));
+  CHECK(contains_text(error_of([&] { checked_polygon(nested, "k"); }), "k.holes[1]: the hole lies inside k.holes[0]"));
 
   const auto two = error_of([] { checked_polygon({{{0, 0}, {1, 0}}, {}}, "geometry.polygon"); });
-  CHECK(has(two, "geometry.polygon.vertices: a polygon needs at least 3 vertices, got 2"));
+  CHECK(contains_text(two, "geometry.polygon.vertices: a polygon needs at least 3 vertices, got 2"));
 
-  CHECK(has(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {1, 0}, {0, 1}}, {}}, "k"); }),
+  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {1, 0}, {0, 1}}, {}}, "k"); }),
             "k.vertices: vertices 1 and 2 are the same point"));
-  CHECK(has(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {0, 1}, {0, 0}}, {}}, "k"); }),
+  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {0, 1}, {0, 0}}, {}}, "k"); }),
             "the last vertex repeats the first"));
-  CHECK(has(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {2, 0}}, {}}, "k"); }), "k.vertices"));
-  CHECK(has(error_of([] { checked_polygon({{{0, 0}, {2, 0}, {1, 0}, {1, 1}}, {}}, "k"); }), "overlap"));
-  CHECK(has(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {NAN, 1}}, {}}, "k"); }), "not finite"));
-  CHECK(has(error_of([] { make_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon"); }),
+  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {2, 0}}, {}}, "k"); }), "k.vertices"));
+  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {2, 0}, {1, 0}, {1, 1}}, {}}, "k"); }), "overlap"));
+  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {NAN, 1}}, {}}, "k"); }), "not finite"));
+  CHECK(contains_text(error_of([] { make_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon"); }),
             "geometry.polygon.vertices: edges 0 and 2"));
 }
 
@@ -370,20 +360,20 @@ TEST_CASE("read_polygon_file merges faces into polygons with holes") {
   }
   SUBCASE("errors name the file") {
     const auto missing = (temp_dir() / "missing.off").string();
-    CHECK(has(error_of([&] { read_polygon_file(missing); }), missing + ": file not found"));
+    CHECK(contains_text(error_of([&] { read_polygon_file(missing); }), missing + ": file not found"));
     const auto malformed = write_file("bad.off", "OFF\n3 1 0\n0 0 0\n1 zero 0\n0 1 0\n3 0 1 2\n");
-    CHECK(has(error_of([&] { read_polygon_file(malformed); }), malformed + ": cannot read the file"));
+    CHECK(contains_text(error_of([&] { read_polygon_file(malformed); }), malformed + ": cannot read the file"));
     const auto lifted = write_file("lifted.off", "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0.5\n3 0 1 2\n");
     const auto z = error_of([&] { read_polygon_file(lifted); });
-    CHECK(has(z, lifted + ": vertex 2 has z = 0.5"));
-    CHECK(has(z, "plane z = 0"));
+    CHECK(contains_text(z, lifted + ": vertex 2 has z = 0.5"));
+    CHECK(contains_text(z, "plane z = 0"));
     const auto text = write_file("square.txt", "hello\n");
-    CHECK(has(error_of([&] { read_polygon_file(text); }), "unknown extension '.txt'"));
+    CHECK(contains_text(error_of([&] { read_polygon_file(text); }), "unknown extension '.txt'"));
     const auto overlapping = write_file(
         "overlap.off", "OFF\n6 2 0\n0 0 0\n1 0 0\n0 1 0\n0.2 0.2 0\n1.2 0.2 0\n0.2 1.2 0\n3 0 1 2\n3 3 4 5\n");
-    CHECK(has(error_of([&] { read_polygon_file(overlapping); }), overlapping + ": faces overlap near"));
+    CHECK(contains_text(error_of([&] { read_polygon_file(overlapping); }), overlapping + ": faces overlap near"));
     const auto empty = write_file("empty.off", "OFF\n0 0 0\n");
-    CHECK(has(error_of([&] { read_polygon_file(empty); }), empty + ":"));
+    CHECK(contains_text(error_of([&] { read_polygon_file(empty); }), empty + ":"));
   }
 }
 
@@ -468,13 +458,13 @@ TEST_CASE("mesh_region gives positive triangles covering the region, edges withi
       CHECK(again.cells == mesh.cells);
     }
   }
-  CHECK(has(error_of([] { mesh_region({square(0, 0, 1, 1)}, 0.0); }), "max_cell_size"));
+  CHECK(contains_text(error_of([] { mesh_region({square(0, 0, 1, 1)}, 0.0); }), "max_cell_size"));
 }
 
 TEST_CASE("disk: validation, boundary part, inscribed polygons") {
-  CHECK(has(error_of([] { DiskShape({0, 0}, -1, "geometry.disk"); }),
+  CHECK(contains_text(error_of([] { DiskShape({0, 0}, -1, "geometry.disk"); }),
             "geometry.disk.radius: expected a positive number, got -1"));
-  CHECK(has(error_of([] { make_disk({0, NAN}, 1, "geometry.disk"); }), "geometry.disk.center"));
+  CHECK(contains_text(error_of([] { make_disk({0, NAN}, 1, "geometry.disk"); }), "geometry.disk.center"));
   const DiskShape disk({1, 2}, 0.5);
   REQUIRE(disk.boundary_parts().size() == 1);
   CHECK(disk.boundary_parts()[0].label == "circle");

@@ -15,25 +15,13 @@
 #include "tessera/geometry/surface.hpp"
 #include "tessera/geometry/surface_shape.hpp"
 
+#include "geometry_test_support.hpp"
+
 using namespace tessera;
 using namespace tessera::geometry;
+using namespace tessera::geometry::testing;
 
 namespace {
-
-const SamplerKind all_kinds[] = {SamplerKind::uniform, SamplerKind::lhs, SamplerKind::sobol};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains_text(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // A file under the temporary directory, named per process so concurrent runs do not collide.
 std::string write_temp(const std::string& name, const std::string& text) {

@@ -24,14 +24,16 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/surface.hpp"
+#include "surface_mesh.hpp"
 
 namespace tessera::geometry {
 namespace {
 
 namespace PMP = CGAL::Polygon_mesh_processing;
-using Kernel = CGAL::Exact_predicates_inexact_constructions_kernel;
-using CgalPoint = Kernel::Point_3;
-using Mesh = CGAL::Surface_mesh<CgalPoint>;
+using cgal::CgalPoint;
+using cgal::Kernel;
+using cgal::Mesh;
+using cgal::to_mesh;
 
 struct Soup {
   std::vector<CgalPoint> points;
@@ -58,23 +60,6 @@ TriangleSurface to_surface(const Mesh& mesh) {
     surface.triangles.push_back(triangle);
   }
   return surface;
-}
-
-// A surface that is already known to be valid (checked, or the output of CGAL) as a mesh.
-Mesh to_mesh(const TriangleSurface& surface) {
-  Mesh mesh;
-  std::vector<Mesh::Vertex_index> vertex;
-  vertex.reserve(surface.vertices.size());
-  for (const auto& p : surface.vertices)
-    vertex.push_back(mesh.add_vertex(CgalPoint(p[0], p[1], p[2])));
-  for (const auto& t : surface.triangles) {
-    const auto face = mesh.add_face(vertex.at(t[0]), vertex.at(t[1]), vertex.at(t[2]));
-    TESSERA_CHECK(
-        face != Mesh::null_face(),
-        "internal error: a triangle surface that is not a manifold reached the CGAL layer "
-        "(use checked_surface first)");
-  }
-  return mesh;
 }
 
 // Validates the soup, orients it and checks everything read_surface_file promises; `key` names
@@ -199,13 +184,13 @@ TriangleSurface checked_surface(TriangleSurface surface, const std::string& key)
 
 double volume(const TriangleSurface& surface) {
   if (surface.triangles.empty()) return 0.0;
-  return PMP::volume(to_mesh(surface));
+  return PMP::volume(to_mesh(surface, "volume"));
 }
 
 TriangleSurface boolean(const TriangleSurface& a, const TriangleSurface& b, BooleanOp op) {
   // Corefinement modifies its inputs, so it works on copies.
-  Mesh ma = to_mesh(a);
-  Mesh mb = to_mesh(b);
+  Mesh ma = to_mesh(a, "boolean");
+  Mesh mb = to_mesh(b, "boolean");
   if (ma.number_of_faces() == 0 || mb.number_of_faces() == 0) {
     switch (op) {
       case BooleanOp::union_:
@@ -327,4 +312,20 @@ TriangleSurface sphere_surface(const Point3& center, double radius, double max_e
   return surface;
 }
 
+namespace cgal {
+
+Mesh to_mesh(const TriangleSurface& surface, const std::string& who) {
+  Mesh mesh;
+  std::vector<Mesh::Vertex_index> vertex;
+  vertex.reserve(surface.vertices.size());
+  for (const auto& p : surface.vertices) vertex.push_back(mesh.add_vertex(CgalPoint(p[0], p[1], p[2])));
+  for (const auto& t : surface.triangles) {
+    TESSERA_CHECK(mesh.add_face(vertex.at(t[0]), vertex.at(t[1]), vertex.at(t[2])) != Mesh::null_face(),
+                  who << ": internal error: a surface that is not a manifold reached the CGAL layer "
+                         "(use checked_surface first)");
+  }
+  return mesh;
+}
+
+}  // namespace cgal
 }  // namespace tessera::geometry

@@ -11,13 +11,14 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/surface.hpp"
+#include "surface_mesh.hpp"
 
 namespace tessera::geometry {
 namespace {
 
-using Kernel = CGAL::Exact_predicates_inexact_constructions_kernel;
-using CgalPoint = Kernel::Point_3;
-using Mesh = CGAL::Surface_mesh<CgalPoint>;
+using cgal::CgalPoint;
+using cgal::Kernel;
+using cgal::Mesh;
 using Primitive = CGAL::AABB_face_graph_triangle_primitive<Mesh>;
 using Tree = CGAL::AABB_tree<CGAL::AABB_traits<Kernel, Primitive>>;
 using Side = CGAL::Side_of_triangle_mesh<Mesh, Kernel, CGAL::Default, Tree>;
@@ -37,16 +38,8 @@ SurfaceLocator::SurfaceLocator(const TriangleSurface& surface, double tolerance)
   TESSERA_CHECK(std::isfinite(tolerance) && tolerance >= 0.0,
                 "SurfaceLocator: expected a tolerance >= 0, got " << tolerance);
   impl_->tolerance = tolerance;
+  impl_->mesh = cgal::to_mesh(surface, "SurfaceLocator");
   auto& mesh = impl_->mesh;
-  std::vector<Mesh::Vertex_index> vertex;
-  vertex.reserve(surface.vertices.size());
-  for (const auto& p : surface.vertices)
-    vertex.push_back(mesh.add_vertex(CgalPoint(p[0], p[1], p[2])));
-  for (const auto& t : surface.triangles) {
-    TESSERA_CHECK(
-        mesh.add_face(vertex.at(t[0]), vertex.at(t[1]), vertex.at(t[2])) != Mesh::null_face(),
-        "SurfaceLocator: the surface is not a manifold (use checked_surface first)");
-  }
   if (mesh.number_of_faces() == 0) return;  // an empty region: everything is outside
   TESSERA_CHECK(CGAL::is_closed(mesh), "SurfaceLocator: the surface is not closed");
   // Build everything now: const queries from many threads must not trigger lazy construction.

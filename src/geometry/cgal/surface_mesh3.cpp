@@ -22,13 +22,14 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/surface.hpp"
+#include "surface_mesh.hpp"
 
 namespace tessera::geometry {
 namespace {
 
-using Kernel = CGAL::Exact_predicates_inexact_constructions_kernel;
-using CgalPoint = Kernel::Point_3;
-using Mesh = CGAL::Surface_mesh<CgalPoint>;
+using cgal::CgalPoint;
+using cgal::Kernel;
+using cgal::Mesh;
 using Domain = CGAL::Polyhedral_mesh_domain_with_features_3<Kernel, Mesh>;
 using Tr = CGAL::Mesh_triangulation_3<Domain, CGAL::Default, CGAL::Sequential_tag>::type;
 using C3t3 = CGAL::Mesh_complex_3_in_triangulation_3<Tr, Domain::Corner_index, Domain::Curve_index>;
@@ -55,16 +56,7 @@ SimplexMesh mesh_volume(const TriangleSurface& surface, double max_cell_size) {
   TESSERA_CHECK(std::isfinite(max_cell_size) && max_cell_size > 0.0,
                 "mesh_volume: expected a positive max_cell_size, got " << max_cell_size);
   TESSERA_CHECK(!surface.triangles.empty(), "mesh_volume: the surface has no triangles");
-  Mesh mesh;
-  std::vector<Mesh::Vertex_index> vertex;
-  vertex.reserve(surface.vertices.size());
-  for (const auto& p : surface.vertices)
-    vertex.push_back(mesh.add_vertex(CgalPoint(p[0], p[1], p[2])));
-  for (const auto& t : surface.triangles) {
-    TESSERA_CHECK(
-        mesh.add_face(vertex.at(t[0]), vertex.at(t[1]), vertex.at(t[2])) != Mesh::null_face(),
-        "mesh_volume: the surface is not a manifold (use checked_surface first)");
-  }
+  Mesh mesh = cgal::to_mesh(surface, "mesh_volume");
   TESSERA_CHECK(CGAL::is_closed(mesh), "mesh_volume: the surface is not closed");
 
   // Mesh_3 draws random points (initial points, and rays in the domain's inside test) from the
