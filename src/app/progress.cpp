@@ -32,7 +32,12 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   out << "over [";
   for (std::size_t i = 0; i < box.lo.size(); ++i)
     out << (i ? " x " : "") << box.lo[i] << ", " << box.hi[i];
-  out << "]\n  fields: ";
+  out << "]\n";
+  const auto& shape = p.domain->shape();
+  const char* measure_name[] = {"length", "area", "volume"};
+  out << "  geometry: " << c.geometry.kind << ", " << measure_name[shape.dims() - 1] << " "
+      << shape.measure() << ", " << shape.boundary_parts().size() << " boundary part(s)\n";
+  out << "  fields: ";
   for (const auto& f : p.symbols.fields) out << f << " ";
   // Subdomain 0 stands for all: every subdomain has the same terms (some with no points).
   const auto model = build_subdomain(c, p, d, 0);
