@@ -70,7 +70,7 @@ def report(title, rows, strong, cores):
         row["speedup"] = speedup
         note = f"  (oversubscribed: {row['ranks']} ranks on {cores} cores)" if row["ranks"] > cores else ""
         print(f"{row['ranks']:>5} {row['subdomains']:>10} {row['ms_per_iteration']:>9.1f} "
-              f"{speedup if strong else float('nan'):>9.2f} {100 * efficiency:>9.1f}% "
+              f"{(f'{speedup:.2f}' if strong else '-'):>9s} {100 * efficiency:>9.1f}% "
               f"{100 * row['exchange_wait_share']:>9.1f}% {100 * row['sync_share']:>6.1f}% "
               f"{row['rel_l2']:>10.3e}{note}")
 

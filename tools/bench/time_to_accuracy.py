@@ -12,7 +12,8 @@ for three runs from one invocation:
                   no normalisation, PyTorch default init, 4096 + 512 points per rank), 2 ranks
                   (gloo, one thread each), Adam until --time-limit.
   seed + settings the same script with --tessera-settings (inputs to [-1, 1], Xavier normal,
-                  boundary weight 100, lr 0.9x every 1000, 3000 Adam + 500 L-BFGS strong Wolfe).
+                  boundary weight 100, lr 0.9x every 1000, 3000 Adam + 500 L-BFGS strong Wolfe)
+                  and Tessera's point counts (2048 + 512 in all, split over the ranks).
 
 The seed runs evaluate the error every 50 iterations on rank 0 outside their timed clock, which
 starts at iteration 0 after start-up, like Tessera's. seed+settings / Tessera is the gain from
@@ -68,8 +69,11 @@ def run_seed(args, settings):
                "--world", str(args.ranks), "--threads", "1", "--eval-every", str(args.eval_every),
                "--stop-at", "1e-3"]
     if settings:
+        # Tessera's point counts too (2048 collocation + 512 boundary in all, split over the
+        # ranks as Tessera's replicas split them), so the ratio is speed alone.
         command += ["--tessera-settings", "--iterations", str(args.adam_iterations),
-                    "--lbfgs-iterations", str(args.lbfgs_iterations)]
+                    "--lbfgs-iterations", str(args.lbfgs_iterations),
+                    "--points", str(2048 // args.ranks), "--boundary-points", str(512 // args.ranks)]
         if args.time_limit is not None:
             command += ["--time-limit", str(args.time_limit)]
     else:
