@@ -18,13 +18,17 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run(tessera, ranks, iterations, out):
+def run(tessera, ranks, iterations, out, overrides=None):
+    """One poisson2d_xpinn job of `iterations` Adam steps; `overrides` maps case keys to extra
+    --set values. Returns its per-phase table and final history record."""
     command = ["mpiexec.mpich", "-n", str(ranks), tessera, "run",
                os.path.join(ROOT, "cases", "poisson2d_xpinn.json"),
                "--set", f'training.stages=[{{"optimizer":"adam","iterations":{iterations}}}]',
                "--set", f"training.log_every={iterations}",
                "--set", f"output.directory={out}",
                "--set", 'output.grid={"x":21,"y":21}']
+    for key, value in (overrides or {}).items():
+        command += ["--set", f"{key}={value}"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TESSERA_THREADS="1")
     text = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
     phases = {}

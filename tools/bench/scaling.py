@@ -15,13 +15,12 @@ Each run trains a fixed number of Adam iterations (no L-BFGS) with TESSERA_THREA
 the per-phase table that `tessera run` prints at the end (mean over ranks, seconds). ms/iteration
 is the sum of the phase means over the iterations; "exchange+wait" is the neighbour exchange and
 the wait for it, "sync" the global reductions. The runs and the table parsing are
-tools/bench/decomposition_scaling.py's run(), imported; the weak runs add their --set overrides
-to its command line. More ranks than cores oversubscribe the machine, which the output says.
+tools/bench/decomposition_scaling.py's run(), imported; the weak runs pass their --set overrides
+to it. More ranks than cores oversubscribe the machine, which the output says.
 """
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -31,27 +30,9 @@ import decomposition_scaling  # noqa: E402  (run(): one job, its phase table and
 ROOT = decomposition_scaling.ROOT
 
 
-class _ExtraOverrides:
-    """Stands in for the subprocess module inside decomposition_scaling: appends --set options."""
-
-    def __init__(self, overrides):
-        self.extra = [item for key, value in overrides.items() for item in ("--set", f"{key}={value}")]
-
-    def run(self, command, **kwargs):
-        return subprocess.run(list(command) + self.extra, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(subprocess, name)
-
-
 def measure(tessera, ranks, iterations, out, overrides=None):
     """Runs decomposition_scaling.run (poisson2d_xpinn, Adam only) with optional extra overrides."""
-    if overrides:
-        decomposition_scaling.subprocess = _ExtraOverrides(overrides)
-    try:
-        phases, final = decomposition_scaling.run(tessera, ranks, iterations, out)
-    finally:
-        decomposition_scaling.subprocess = subprocess
+    phases, final = decomposition_scaling.run(tessera, ranks, iterations, out, overrides)
     total = sum(p["mean"] for p in phases.values())
     return {"ranks": ranks, "ms_per_iteration": 1000 * total / iterations,
             "exchange_wait_share": (phases["exchange"]["mean"] + phases["wait"]["mean"]) / total,
