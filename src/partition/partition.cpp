@@ -96,7 +96,7 @@ struct Piece {
 
 // Cuts `piece` into leaves, appended to `leaves` low side first; records cut positions per axis.
 void bisect(Piece piece, std::vector<geometry::Box>& leaves, std::vector<std::vector<double>>& cuts,
-            const std::string& key) {
+            const std::vector<std::string>& names, const std::string& key) {
   int axis = 0;
   for (int a = 1; a < static_cast<int>(piece.pieces.size()); ++a)
     if (piece.pieces[a] > piece.pieces[axis]) axis = a;
@@ -110,7 +110,7 @@ void bisect(Piece piece, std::vector<geometry::Box>& leaves, std::vector<std::ve
   const auto sorted = std::get<0>(piece.samples.select(1, axis).sort());
   const auto k = static_cast<int64_t>(std::llround(static_cast<double>(n) * low_pieces / total));
   TESSERA_CHECK(k >= 1 && k < n, key << ".balance: too few sample points to place a cut along '"
-                                     << axis << "'; use fewer pieces");
+                                     << names[axis] << "'; use fewer pieces in decomposition.split");
   const double cut = 0.5 * (sorted[k - 1].item<double>() + sorted[k].item<double>());
   cuts[axis].push_back(cut);
   const auto column = piece.samples.select(1, axis);
@@ -119,8 +119,8 @@ void bisect(Piece piece, std::vector<geometry::Box>& leaves, std::vector<std::ve
   low.box.hi[axis] = high.box.lo[axis] = cut;
   low.pieces[axis] = low_pieces;
   high.pieces[axis] = total - low_pieces;
-  bisect(std::move(low), leaves, cuts, key);
-  bisect(std::move(high), leaves, cuts, key);
+  bisect(std::move(low), leaves, cuts, names, key);
+  bisect(std::move(high), leaves, cuts, names, key);
 }
 
 }  // namespace
@@ -145,7 +145,7 @@ Partition Partition::balanced(const geometry::Box& box, std::vector<std::string>
     pieces[it - p.names_.begin()] = count;
   }
   std::vector<geometry::Box> leaves;
-  bisect({box, samples.to(torch::kFloat64), pieces}, leaves, p.cuts_, key);
+  bisect({box, samples.to(torch::kFloat64), pieces}, leaves, p.cuts_, p.names_, key);
   for (auto& axis_cuts : p.cuts_) {
     std::sort(axis_cuts.begin(), axis_cuts.end());
     axis_cuts.erase(std::unique(axis_cuts.begin(), axis_cuts.end()), axis_cuts.end());

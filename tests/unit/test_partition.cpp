@@ -429,3 +429,15 @@ TEST_CASE("balance: measure bisects recursively; neighbours across a cut have th
   CHECK(fewer.interfaces().size() == p.interfaces().size() - 1);
   for (std::size_t i = 0; i < fewer.interfaces().size(); ++i) CHECK(fewer.interfaces()[i].id == static_cast<int>(i));
 }
+
+TEST_CASE("balance: measure with more pieces than sample points names the coordinate") {
+  const auto samples = torch::tensor({{0.1, 0.5}, {0.9, 0.5}}, torch::kFloat64);
+  try {
+    Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"y", 8}}, samples);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) ==
+          "decomposition.balance: too few sample points to place a cut along 'y'; use fewer pieces "
+          "in decomposition.split");
+  }
+}
