@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "taylor_kernels.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -57,41 +58,41 @@ torch::Tensor feature_streams(const nn::MlpImpl& network, const torch::Tensor& x
   return f;
 }
 
-// Output streams [K, n, outputs] (bias not added) and the value [n, outputs].
-std::pair<torch::Tensor, torch::Tensor> propagate(const nn::MlpImpl& network, const torch::Tensor& x,
-                                                  const taylor::StreamLayout& layout) {
-  const auto& options = network.options();
-  const auto& weights = network.weights();
-  const auto& biases = network.biases();
+// The weights and biases the layers apply: with adaptive activation sigma(c (W h + b)) =
+// sigma((c W) h + c b), so the small weight matrix is scaled instead of the [K, n, width] streams.
+std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> effective_parameters(
+    const nn::MlpImpl& network) {
+  auto weights = network.weights();
+  auto biases = network.biases();
   const auto& slopes = network.slopes();
+  for (std::size_t layer = 0; layer < slopes.size(); ++layer) {
+    const auto c = *network.options().adaptive_scale * slopes[layer];
+    weights[layer] = weights[layer] * c;
+    biases[layer] = biases[layer] * c;
+  }
+  return {weights, biases};
+}
+
+// Output streams [K, n, outputs], the output bias added to the value stream. On a CPU the whole
+// network is one fused node (taylor_network_cpu.cpp); elsewhere one product and one fused
+// element-wise node per layer over all points (a GPU wants the whole batch at once).
+torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
+                        const taylor::StreamLayout& layout) {
+  const auto [weights, biases] = effective_parameters(network);
+  const auto activation = network.options().activation;
+  const torch::Tensor features = feature_streams(network, x, layout);
+  if (taylor::detail::cpu_kernel_applies(features))
+    return taylor::network_streams_cpu(features, weights, biases, activation, layout);
   const int64_t n = x.size(0), streams = layout.count();
-  torch::Tensor h = feature_streams(network, x, layout);
+  torch::Tensor h = features;
   for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer) {
-    torch::Tensor weight = weights[layer], bias = biases[layer];
-    if (!slopes.empty()) {
-      // sigma(c (W h + b)) = sigma((c W) h + c b): scaling the small weight matrix instead of
-      // the [K, n, width] streams.
-      const auto c = *options.adaptive_scale * slopes[layer];
-      weight = weight * c;
-      bias = bias * c;
-    }
-    const auto pre = torch::mm(h.view({streams * n, h.size(2)}), weight.t())
-                         .view({streams, n, weight.size(0)});
-    h = taylor::activate_streams(options.activation, pre, bias, layout);
+    const auto pre = torch::mm(h.view({streams * n, h.size(2)}), weights[layer].t())
+                         .view({streams, n, weights[layer].size(0)});
+    h = taylor::activate_streams(activation, pre, biases[layer], layout);
   }
   const auto out = torch::mm(h.view({streams * n, h.size(2)}), weights.back().t())
                        .view({streams, n, weights.back().size(0)});
-  return {out, out.select(0, 0) + biases.back()};
-}
-
-// Points per block on a CPU (TESSERA_TAYLOR_BLOCK overrides, for tuning): 512 to 2048 were
-// equally fast for a [2, 50, 50, 50, 1] network, 20% faster than whole batches of 4096.
-int64_t cpu_block_points() {
-  static const int64_t points = [] {
-    const char* text = std::getenv("TESSERA_TAYLOR_BLOCK");
-    return text ? std::max<int64_t>(std::atoll(text), 1) : int64_t{1024};
-  }();
-  return points;
+  return torch::cat({(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, streams - 1)});
 }
 
 }  // namespace
@@ -115,22 +116,11 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
   std::optional<torch::NoGradGuard> no_graph;
   if (!create_graph) no_graph.emplace();
   const auto layout = taylor::stream_layout(requested);
-  // On a CPU, blocks of points keep each layer's [K, points, width] streams in cache between
-  // the matrix product and the element-wise step (and in the backward); a GPU wants it whole.
-  const int64_t n = x.size(0);
-  const int64_t block = x.device().is_cpu() ? cpu_block_points() : std::max<int64_t>(n, 1);
-  std::vector<torch::Tensor> outs, values;
-  for (int64_t begin = 0; begin == 0 || begin < n; begin += block) {
-    auto [out, value] = propagate(network, x.detach().narrow(0, begin, std::min(block, n - begin)), layout);
-    outs.push_back(out);
-    values.push_back(value);
-  }
-  const auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 1);
-  const auto value = values.size() == 1 ? values[0] : torch::cat(values, 0);
+  const auto out = propagate(network, x.detach(), layout);
   Partials result;
   for (const auto& p : requested) {
     if (p.wrt.empty()) {
-      result[p] = value.select(1, p.output);
+      result[p] = out.select(0, 0).select(1, p.output);
       continue;
     }
     const int64_t stream = p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])

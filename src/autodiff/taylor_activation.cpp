@@ -4,6 +4,10 @@
 // backward, which then evaluates no transcendental function at all.
 #include <cmath>
 
+#include <ATen/Dispatch.h>
+
+#include "taylor_kernels.hpp"
+#include "taylor_tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -20,6 +24,36 @@ std::vector<torch::Tensor> activation_primitives(nn::Activation activation, cons
     case nn::Activation::silu: return {z, torch::sigmoid(z)};
   }
   TESSERA_FAIL("activation primitives: unknown activation");
+}
+
+int64_t primitive_count(nn::Activation activation) {
+  switch (activation) {
+    case nn::Activation::tanh: return 1;
+    case nn::Activation::sin: return 2;
+    case nn::Activation::gelu: return 3;
+    case nn::Activation::silu: return 2;
+  }
+  TESSERA_FAIL("activation primitives: unknown activation");
+}
+
+void activation_primitives_into(nn::Activation activation, const torch::Tensor& z,
+                                std::vector<torch::Tensor>& out) {
+  switch (activation) {
+    case nn::Activation::tanh:
+      if (detail::cpu_kernel_applies(z) && z.is_contiguous() && out[0].is_contiguous()) {
+        AT_DISPATCH_FLOATING_TYPES(z.scalar_type(), "taylor_tanh", [&] {
+          detail::tanh_into(z.data_ptr<scalar_t>(), out[0].data_ptr<scalar_t>(), z.numel());
+        });
+        return;
+      }
+      at::tanh_out(out[0], z);
+      return;
+    case nn::Activation::sin: at::sin_out(out[0], z), at::cos_out(out[1], z); return;
+    default: {
+      const auto primitives = activation_primitives(activation, z);
+      for (std::size_t k = 0; k < primitives.size(); ++k) out[k].copy_(primitives[k]);
+    }
+  }
 }
 
 std::vector<torch::Tensor> derivatives_from_primitives(nn::Activation activation,

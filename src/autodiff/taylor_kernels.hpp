@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/nn/mlp.hpp"
 
 namespace tessera::autodiff::taylor::detail {
@@ -28,6 +29,20 @@ void streams_forward_cpu(nn::Activation activation, const torch::Tensor& pre,
                          const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
                          torch::Tensor& out);
 
+/// The layout's pairs flattened as (p0, q0, p1, q1, ...), the form autograd nodes keep in
+/// saved_data, and the shape back from that form.
+std::vector<int64_t> flat_pairs(const StreamLayout& layout);
+StreamShape shape_from_flat(int64_t firsts, const std::vector<int64_t>& pairs);
+StreamShape shape_of(const StreamLayout& layout);
+
+/// Each tensor's data as a raw pointer.
+template <typename T>
+std::vector<const T*> pointers(const std::vector<torch::Tensor>& tensors) {
+  std::vector<const T*> p;
+  for (const auto& t : tensors) p.push_back(t.template data_ptr<T>());
+  return p;
+}
+
 /// d loss / d pre [K, n, w] from d loss / d out (`grad`), pre and d = {., sigma', sigma'', sigma'''}.
 void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pre,
                               const std::vector<torch::Tensor>& d, const StreamShape& shape,
@@ -35,6 +50,17 @@ void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pr
 void streams_backward_cpu(nn::Activation activation, const torch::Tensor& grad,
                           const torch::Tensor& pre, const std::vector<torch::Tensor>& primitives,
                           const StreamShape& shape, torch::Tensor& grad_pre);
+
+/// The fused CPU loops on elements [begin, end) of each stream's plane (streams `plane`
+/// elements apart), from raw pointers: `prim` are the primitives' planes.
+template <typename T>
+void streams_forward_range(nn::Activation activation, const T* z, const std::vector<const T*>& prim,
+                           const StreamShape& shape, int64_t plane, int64_t begin, int64_t end,
+                           T* h);
+template <typename T>
+void streams_backward_range(nn::Activation activation, const T* z, const T* g,
+                            const std::vector<const T*>& prim, const StreamShape& shape,
+                            int64_t plane, int64_t begin, int64_t end, T* gz);
 
 /// Whether the fused CPU loop handles tensors like `t` (CPU, float32 or float64).
 bool cpu_kernel_applies(const torch::Tensor& t);

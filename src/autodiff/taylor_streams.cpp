@@ -41,6 +41,23 @@ StreamLayout stream_layout(const std::set<Partial>& requested) {
 
 namespace detail {
 
+std::vector<int64_t> flat_pairs(const StreamLayout& layout) {
+  std::vector<int64_t> pairs;
+  for (const auto& [a, b] : layout.pairs) pairs.insert(pairs.end(), {a, b});
+  return pairs;
+}
+
+StreamShape shape_from_flat(int64_t firsts, const std::vector<int64_t>& pairs) {
+  StreamShape shape;
+  shape.firsts = firsts;
+  for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) shape.pairs.emplace_back(pairs[k], pairs[k + 1]);
+  return shape;
+}
+
+StreamShape shape_of(const StreamLayout& layout) {
+  return shape_from_flat(static_cast<int64_t>(layout.axes.size()), flat_pairs(layout));
+}
+
 void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::Tensor>& d,
                              const StreamShape& shape, torch::Tensor& out) {
   const int64_t firsts = shape.firsts, seconds = static_cast<int64_t>(shape.pairs.size());
@@ -94,12 +111,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-detail::StreamShape shape_of(const StreamLayout& layout) {
-  detail::StreamShape shape;
-  shape.firsts = static_cast<int64_t>(layout.axes.size());
-  for (const auto& [a, b] : layout.pairs) shape.pairs.emplace_back(a, b);
-  return shape;
-}
 
 // The step without autograd, from the value stream's primitives.
 torch::Tensor streams_forward(nn::Activation activation, const torch::Tensor& pre,
@@ -130,7 +141,7 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
     ctx->saved_data["firsts"] = firsts;
     ctx->saved_data["pairs"] = pairs;
     ctx->saved_data["fused"] = fused;
-    return streams_forward(activation_kind, pre, primitives, unflatten(firsts, pairs), fused);
+    return streams_forward(activation_kind, pre, primitives, detail::shape_from_flat(firsts, pairs), fused);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -141,7 +152,7 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
                   "use training.derivatives = \"autograd\" for higher-order gradients");
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& pre = saved[0];
-    const auto shape = unflatten(ctx->saved_data["firsts"].toInt(),
+    const auto shape = detail::shape_from_flat(ctx->saved_data["firsts"].toInt(),
                                  ctx->saved_data["pairs"].toIntVector());
     const auto activation = static_cast<nn::Activation>(ctx->saved_data["activation"].toInt());
     const std::vector<torch::Tensor> primitives(saved.begin() + 1, saved.end());
@@ -155,13 +166,6 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
     auto grad_bias = grad_pre.select(0, 0).sum(0);
     return {grad_pre, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
-
-  static detail::StreamShape unflatten(int64_t firsts, const std::vector<int64_t>& pairs) {
-    detail::StreamShape shape;
-    shape.firsts = firsts;
-    for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) shape.pairs.emplace_back(pairs[k], pairs[k + 1]);
-    return shape;
-  }
 };
 
 }  // namespace
@@ -174,13 +178,12 @@ torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& p
   const auto input = pre.contiguous();
   const bool fused = kernel == Kernel::automatic && detail::cpu_kernel_applies(input);
   if (torch::GradMode::is_enabled() && (input.requires_grad() || bias.requires_grad())) {
-    std::vector<int64_t> pairs;
-    for (const auto& [a, b] : layout.pairs) pairs.insert(pairs.end(), {a, b});
     return ActivateStreams::apply(input, bias, static_cast<int64_t>(activation),
-                                  static_cast<int64_t>(layout.axes.size()), pairs, fused);
+                                  static_cast<int64_t>(layout.axes.size()),
+                                  detail::flat_pairs(layout), fused);
   }
   return streams_forward(activation, input, activation_primitives(activation, input.select(0, 0) + bias),
-                         shape_of(layout), fused);
+                         detail::shape_of(layout), fused);
 }
 
 }  // namespace tessera::autodiff::taylor

@@ -11,20 +11,11 @@
 #include <algorithm>
 
 #include "tessera/core/torch_pch.hpp"
+#include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {
 
 namespace {
-
-// The block loops are compiled twice on x86-64 GCC, for AVX2 and for the baseline, and picked
-// at load time: the default build targets SSE2 only, half the vector width LibTorch's own
-// kernels use. Helpers they call are inlined so they get the same target.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define TESSERA_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TESSERA_VECTOR_CLONES
-#endif
-#define TESSERA_INLINE inline __attribute__((always_inline))
 
 // Elements per block: the block-local derivatives plus ~8 streams of 1024 float64 values stay
 // within a 256 KiB L2 cache, and the buffers fit the stack of any worker thread.
@@ -91,24 +82,9 @@ TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vect
 }
 
 template <typename T>
-std::vector<const T*> pointers(const std::vector<torch::Tensor>& tensors) {
-  std::vector<const T*> p;
-  for (const auto& t : tensors) p.push_back(t.data_ptr<T>());
-  return p;
-}
-
-template <typename T>
 TESSERA_INLINE void add_product3(T* __restrict out, const T* __restrict a, const T* __restrict b,
                   const T* __restrict c, T factor, int64_t m) {
   for (int64_t i = 0; i < m; ++i) out[i] += factor * a[i] * b[i] * c[i];
-}
-
-// Splits [0, plane) over LibTorch's intra-op threads, then into cache-sized blocks.
-template <typename F>
-void for_blocks(int64_t plane, const F& body) {
-  at::parallel_for(0, plane, block_size, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; b += block_size) body(b, std::min(end, b + block_size) - b);
-  });
 }
 
 template <typename T>
@@ -177,15 +153,22 @@ TESSERA_VECTOR_CLONES void backward_block(nn::Activation activation, const T* z,
   }
 }
 
+// Splits [0, plane) over LibTorch's intra-op threads.
+template <typename F>
+void for_ranges(int64_t plane, const F& body) {
+  at::parallel_for(0, plane, block_size, body);
+}
+
 template <typename T>
 void forward_loop(nn::Activation activation, const torch::Tensor& pre,
                   const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
                   torch::Tensor& out) {
   const int64_t plane = pre.size(1) * pre.size(2);
-  const T* z = pre.data_ptr<T>();
   const auto prim = pointers<T>(primitives);
-  T* h = out.data_ptr<T>();
-  for_blocks(plane, [&](int64_t b, int64_t m) { forward_block(activation, z, prim, shape, plane, b, m, h); });
+  for_ranges(plane, [&](int64_t begin, int64_t end) {
+    streams_forward_range(activation, pre.data_ptr<T>(), prim, shape, plane, begin, end,
+                          out.data_ptr<T>());
+  });
 }
 
 template <typename T>
@@ -193,15 +176,44 @@ void backward_loop(nn::Activation activation, const torch::Tensor& grad, const t
                    const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
                    torch::Tensor& grad_pre) {
   const int64_t plane = pre.size(1) * pre.size(2);
-  const T *z = pre.data_ptr<T>(), *g = grad.data_ptr<T>();
   const auto prim = pointers<T>(primitives);
-  T* gz = grad_pre.data_ptr<T>();
-  for_blocks(plane, [&](int64_t b, int64_t m) {
-    backward_block(activation, z, g, prim, shape, plane, b, m, gz);
+  for_ranges(plane, [&](int64_t begin, int64_t end) {
+    streams_backward_range(activation, pre.data_ptr<T>(), grad.data_ptr<T>(), prim, shape, plane,
+                           begin, end, grad_pre.data_ptr<T>());
   });
 }
 
 }  // namespace
+
+template <typename T>
+void streams_forward_range(nn::Activation activation, const T* z, const std::vector<const T*>& prim,
+                           const StreamShape& shape, int64_t plane, int64_t begin, int64_t end,
+                           T* h) {
+  for (int64_t b = begin; b < end; b += block_size)
+    forward_block(activation, z, prim, shape, plane, b, std::min(end - b, block_size), h);
+}
+
+template <typename T>
+void streams_backward_range(nn::Activation activation, const T* z, const T* g,
+                            const std::vector<const T*>& prim, const StreamShape& shape,
+                            int64_t plane, int64_t begin, int64_t end, T* gz) {
+  for (int64_t b = begin; b < end; b += block_size)
+    backward_block(activation, z, g, prim, shape, plane, b, std::min(end - b, block_size), gz);
+}
+
+template void streams_forward_range<float>(nn::Activation, const float*,
+                                           const std::vector<const float*>&, const StreamShape&,
+                                           int64_t, int64_t, int64_t, float*);
+template void streams_forward_range<double>(nn::Activation, const double*,
+                                            const std::vector<const double*>&, const StreamShape&,
+                                            int64_t, int64_t, int64_t, double*);
+template void streams_backward_range<float>(nn::Activation, const float*, const float*,
+                                            const std::vector<const float*>&, const StreamShape&,
+                                            int64_t, int64_t, int64_t, float*);
+template void streams_backward_range<double>(nn::Activation, const double*, const double*,
+                                             const std::vector<const double*>&,
+                                             const StreamShape&, int64_t, int64_t, int64_t,
+                                             double*);
 
 bool cpu_kernel_applies(const torch::Tensor& t) {
   return t.device().is_cpu() &&

@@ -35,6 +35,14 @@ StreamLayout stream_layout(const std::set<Partial>& requested);
 /// sin {sin z, cos z}, gelu {z, Phi(z), phi(z)} (normal cdf and density), silu {z, sigmoid z}.
 std::vector<torch::Tensor> activation_primitives(nn::Activation activation, const torch::Tensor& z);
 
+/// How many primitives `activation_primitives` returns.
+int64_t primitive_count(nn::Activation activation);
+
+/// `activation_primitives` written into `out` (primitive_count tensors shaped like z), without
+/// allocating where LibTorch has an out= variant.
+void activation_primitives_into(nn::Activation activation, const torch::Tensor& z,
+                                std::vector<torch::Tensor>& out);
+
 /// sigma, sigma', ..., sigma^(order) (order <= 3) from `activation_primitives`.
 std::vector<torch::Tensor> derivatives_from_primitives(nn::Activation activation,
                                                        const std::vector<torch::Tensor>& primitives,
@@ -57,5 +65,16 @@ enum class Kernel { automatic, generic };
 torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,
                                const torch::Tensor& bias, const StreamLayout& layout,
                                Kernel kernel = Kernel::automatic);
+
+/// The whole MLP's streams on a CPU (float32 or float64) as one autograd node. `features`
+/// [K, n, f] are the first layer's input streams (no gradient flows to them); `weights` [out, in]
+/// and `biases` [out] of every layer, output layer last; hidden layers apply `activation`.
+/// Returns [K, n, outputs] with the output bias added to the value stream. Blocks of points go
+/// through all layers while they sit in cache, with register-tiled products (taylor_gemm.hpp)
+/// and the fused element-wise step; the backward (first order only) is hand-written likewise.
+torch::Tensor network_streams_cpu(const torch::Tensor& features,
+                                  const std::vector<torch::Tensor>& weights,
+                                  const std::vector<torch::Tensor>& biases,
+                                  nn::Activation activation, const StreamLayout& layout);
 
 }  // namespace tessera::autodiff::taylor

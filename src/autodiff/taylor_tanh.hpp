@@ -1,0 +1,13 @@
+#pragma once
+// tanh on raw CPU arrays, vectorised: the forward engine's value streams need tanh of every
+// pre-activation, and LibTorch's (Sleef's u10 tanhf8) took 8 % of a CPU training iteration.
+#include <cstdint>
+
+namespace tessera::autodiff::taylor::detail {
+
+/// out[i] = tanh(z[i]) for i < count; within 4 ulp of std::tanh in float32 and float64 (3 measured; tested).
+/// z and out may be the same array.
+void tanh_into(const float* z, float* out, int64_t count);
+void tanh_into(const double* z, double* out, int64_t count);
+
+}  // namespace tessera::autodiff::taylor::detail

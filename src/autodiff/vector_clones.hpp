@@ -1,0 +1,13 @@
+#pragma once
+// Compiles a hot CPU loop twice on x86-64 GCC and picks the clone at load time: for
+// x86-64-v3 (AVX2 and FMA, every x86 server CPU since 2015) and for the baseline. The default
+// build targets SSE2 only, a quarter of the floating-point rate LibTorch's own kernels get.
+// Helpers such loops call are marked TESSERA_INLINE so they are compiled with the same target.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && __GNUC__ >= 12
+#define TESSERA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define TESSERA_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TESSERA_VECTOR_CLONES
+#endif
+#define TESSERA_INLINE inline __attribute__((always_inline))

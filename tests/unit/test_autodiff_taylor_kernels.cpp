@@ -1,0 +1,142 @@
+// The forward engine's CPU kernels against plain references: the vectorised tanh against
+// std::tanh, the register-tiled products against torch::matmul, and the whole-network node
+// against the per-layer path (matrix products and the generic element-wise step).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "../../src/autodiff/taylor_gemm.hpp"
+#include "../../src/autodiff/taylor_tanh.hpp"
+#include <ATen/Dispatch.h>
+#include "tessera/autodiff/taylor_streams.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+using namespace tessera;
+using namespace tessera::autodiff;
+
+namespace {
+
+// |a - b| in units in the last place of b.
+template <typename T>
+double ulps(T a, T b) {
+  const T spacing = std::nextafter(std::abs(b), std::numeric_limits<T>::infinity()) - std::abs(b);
+  return std::abs(static_cast<double>(a) - static_cast<double>(b)) / static_cast<double>(spacing);
+}
+
+template <typename T>
+double worst_tanh_ulps() {
+  std::vector<T> z;
+  for (int i = -400000; i <= 400000; ++i) z.push_back(static_cast<T>(i * 5e-5));  // [-20, 20]
+  for (double tiny : {1e-30, 1e-10, 1e-5, 3e-3}) z.insert(z.end(), {T(tiny), T(-tiny)});
+  for (double big : {30.0, 90.0, 400.0, 1e4, 1e30}) z.insert(z.end(), {T(big), T(-big)});
+  z.push_back(T(0));
+  std::vector<T> out(z.size());
+  taylor::detail::tanh_into(z.data(), out.data(), static_cast<int64_t>(z.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < z.size(); ++i) worst = std::max(worst, ulps(out[i], std::tanh(z[i])));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("vectorised tanh is within 4 ulp of std::tanh in float32 and float64") {
+  const double single = worst_tanh_ulps<float>(), twice = worst_tanh_ulps<double>();
+  MESSAGE("worst error: float32 " << single << " ulp, float64 " << twice << " ulp");
+  CHECK(single <= 4);
+  CHECK(twice <= 4);
+}
+
+TEST_CASE("register-tiled products equal torch::matmul for every remainder of rows and vectors") {
+  torch::manual_seed(3);
+  for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
+    const int64_t lanes = dtype == torch::kFloat64 ? 4 : 8;
+    const double tolerance = dtype == torch::kFloat64 ? 1e-12 : 1e-4;
+    for (int64_t rows : {1, 5, 6, 7, 13})
+      for (int64_t vectors : {1, 2, 3, 7})
+        for (int64_t steps : {1, 9, 50}) {
+          CAPTURE(rows);
+          CAPTURE(vectors);
+          CAPTURE(steps);
+          const int64_t width = vectors * lanes;
+          const auto b = torch::randn({steps, width}, dtype), bias = torch::randn({width}, dtype);
+          // a . b with a [rows, steps] read row by row, then a^T . b with a [steps, rows].
+          const auto a = torch::randn({rows, steps}, dtype), at = torch::randn({steps, rows}, dtype);
+          auto c = torch::randn({rows, width}, dtype);
+          const auto start = c.clone();
+          auto d = torch::empty({rows, width}, dtype);
+          AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm", [&] {
+            taylor::detail::gemm(rows, vectors, steps, a.data_ptr<scalar_t>(), steps, 1,
+                                 b.data_ptr<scalar_t>(), width, c.data_ptr<scalar_t>(), width,
+                                 /*accumulate=*/true, bias.data_ptr<scalar_t>());
+            taylor::detail::gemm(rows, vectors, steps, at.data_ptr<scalar_t>(), 1, rows,
+                                 b.data_ptr<scalar_t>(), width, d.data_ptr<scalar_t>(), width,
+                                 /*accumulate=*/false, static_cast<const scalar_t*>(nullptr));
+          });
+          CHECK((c - (start + torch::matmul(a, b) + bias)).abs().max().item<double>() <
+                tolerance * steps);
+          CHECK((d - torch::matmul(at.t(), b)).abs().max().item<double>() < tolerance * steps);
+        }
+  }
+}
+
+namespace {
+
+// The per-layer path the whole-network node replaces, in ATen operations only: one product and
+// one generic element-wise step per layer.
+torch::Tensor per_layer_streams(const torch::Tensor& features, const std::vector<torch::Tensor>& weights,
+                                const std::vector<torch::Tensor>& biases, nn::Activation activation,
+                                const taylor::StreamLayout& layout) {
+  torch::Tensor h = features;
+  for (std::size_t l = 0; l + 1 < weights.size(); ++l)
+    h = taylor::activate_streams(activation, torch::matmul(h, weights[l].t()), biases[l], layout,
+                                 taylor::Kernel::generic);
+  auto out = torch::matmul(h, weights.back().t());
+  return torch::cat({(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, out.size(0) - 1)});
+}
+
+}  // namespace
+
+TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, forward and backward") {
+  torch::manual_seed(4);
+  taylor::StreamLayout layout;  // 3 inputs: value, 3 firsts, 3 seconds (two pure, one mixed)
+  layout.axes = {0, 1, 2};
+  layout.pairs = {{0, 0}, {0, 2}, {1, 1}};
+  const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}};
+  const nn::Activation activations[] = {nn::Activation::tanh, nn::Activation::sin,
+                                        nn::Activation::gelu, nn::Activation::silu};
+  for (auto dtype : {torch::kFloat64, torch::kFloat32})
+    for (const auto& widths : shapes)
+      for (auto activation : activations) {
+        CAPTURE(widths.size());
+        CAPTURE(static_cast<int>(activation));
+        std::vector<torch::Tensor> weights, biases;
+        for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+          weights.push_back((torch::randn({widths[l + 1], widths[l]}, dtype) / std::sqrt(double(widths[l])))
+                                .requires_grad_(true));
+          biases.push_back((0.3 * torch::randn({widths[l + 1]}, dtype)).requires_grad_(true));
+        }
+        // 1,001 points: many blocks and a short last one.
+        const auto features = torch::randn({layout.count(), 1001, widths[0]}, dtype);
+        const auto weight = torch::randn({layout.count(), 1001, widths.back()}, dtype);
+        std::vector<torch::Tensor> parameters = weights;
+        parameters.insert(parameters.end(), biases.begin(), biases.end());
+        std::vector<torch::Tensor> results;
+        for (bool fused : {true, false}) {
+          const auto out = fused ? taylor::network_streams_cpu(features, weights, biases, activation, layout)
+                                 : per_layer_streams(features, weights, biases, activation, layout);
+          const auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
+          results.push_back(out.detach());
+          results.insert(results.end(), grads.begin(), grads.end());
+        }
+        const double tolerance = dtype == torch::kFloat64 ? 1e-12 : 2e-5;
+        const std::size_t half = results.size() / 2;
+        for (std::size_t k = 0; k < half; ++k) {
+          CAPTURE(k);
+          CHECK((results[k] - results[k + half]).abs().max().item<double>() <
+                tolerance * (1 + results[k + half].abs().max().item<double>()));
+        }
+      }
+}
