@@ -51,16 +51,21 @@ void streams_backward_cpu(nn::Activation activation, const torch::Tensor& grad,
                           const torch::Tensor& pre, const std::vector<torch::Tensor>& primitives,
                           const StreamShape& shape, torch::Tensor& grad_pre);
 
-/// The fused CPU loops on elements [begin, end) of each stream's plane (streams `plane`
-/// elements apart), from raw pointers: `prim` are the primitives' planes.
-template <typename T>
-void streams_forward_range(nn::Activation activation, const T* z, const std::vector<const T*>& prim,
-                           const StreamShape& shape, int64_t plane, int64_t begin, int64_t end,
-                           T* h);
-template <typename T>
-void streams_backward_range(nn::Activation activation, const T* z, const T* g,
-                            const std::vector<const T*>& prim, const StreamShape& shape,
-                            int64_t plane, int64_t begin, int64_t end, T* gz);
+/// The fused CPU loops on elements [0, count) of each stream, from raw pointers to the first
+/// element: stream k of z starts at z + k * z_plane, of h (or g and gz) at k * h_plane (g_plane);
+/// `prim` point at the primitives' first element.
+void streams_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                           const std::vector<const float*>& prim, const StreamShape& shape,
+                           int64_t count, float* h, int64_t h_plane);
+void streams_forward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                           const std::vector<const double*>& prim, const StreamShape& shape,
+                           int64_t count, double* h, int64_t h_plane);
+void streams_backward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                            const float* g, const std::vector<const float*>& prim,
+                            const StreamShape& shape, int64_t count, float* gz, int64_t g_plane);
+void streams_backward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                            const double* g, const std::vector<const double*>& prim,
+                            const StreamShape& shape, int64_t count, double* gz, int64_t g_plane);
 
 /// Whether the fused CPU loop handles tensors like `t` (CPU, float32 or float64).
 bool cpu_kernel_applies(const torch::Tensor& t);

@@ -13,6 +13,7 @@
 
 #include "taylor_gemm.hpp"
 #include "taylor_kernels.hpp"
+#include "taylor_tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -77,58 +78,103 @@ struct Blocks {
   int64_t count() const { return (points + size - 1) / size; }
 };
 
-// What the backward needs from the forward, in the padded layout [K, n, width_padded].
+// What the backward needs from the forward. A layer's output streams are not kept: the
+// backward recomputes them from the pre-activation and primitives (a cheap element-wise pass)
+// into cache-resident scratch, which halves the memory traffic of the backward.
 struct Activations {
-  std::vector<torch::Tensor> inputs;  // every layer's input streams; inputs[0]: the features
-  std::vector<torch::Tensor> pre;     // hidden layers' pre-activations (bias in the value stream)
+  torch::Tensor features;             // the first layer's input streams [K, n, f_padded]
+  std::vector<torch::Tensor> pre;     // hidden layers' pre-activations z (bias in the value stream)
   std::vector<std::vector<torch::Tensor>> primitives;  // hidden layers' primitives, [n, width]
 };
 
-// c_k = a_k . b for each stream k over the block's rows [b0, b0 + m): a is [K, n, a_width],
-// c is [K, n, c_width] (whole vectors), b is [steps, c_width].
+// Block-local arrays of [K, block, widest padded layer], one set per thread.
 template <typename T>
-void product_per_stream(const Blocks& blocks, int64_t b0, int64_t m, const T* a, int64_t a_width,
-                        int64_t steps, const T* b, T* c, int64_t c_width, const T* value_bias) {
-  for (int64_t k = 0; k < blocks.streams; ++k) {
-    const int64_t row = k * blocks.points + b0;
-    gemm(m, c_width / lanes<T>(), steps, a + row * a_width, a_width, 1, b, c_width,
-         c + row * c_width, c_width, false, k == 0 ? value_bias : nullptr);
+class Scratch {
+ public:
+  Scratch(int count, const std::vector<Layer>& layers, const Blocks& blocks) {
+    int64_t widest = 0;
+    for (const auto& layer : layers) widest = std::max({widest, layer.in_padded, layer.out_padded});
+    size_ = blocks.streams * blocks.size * widest;
+    data_.resize(static_cast<std::size_t>(count * size_));
   }
+  T* operator[](int k) { return data_.data() + k * size_; }
+
+ private:
+  std::vector<T> data_;
+  int64_t size_ = 0;
+};
+
+// c_k = a_k . b (+ bias on the value stream) for each stream k of a block: stream k of a starts
+// at a + k * a_plane with rows a_width apart, of c at c + k * c_plane with rows c_width apart;
+// b is [steps, c_width].
+template <typename T>
+void product_per_stream(int64_t streams, int64_t m, const T* a, int64_t a_plane, int64_t a_width,
+                        int64_t steps, const T* b, T* c, int64_t c_plane, int64_t c_width,
+                        const T* value_bias) {
+  for (int64_t k = 0; k < streams; ++k)
+    gemm(m, c_width / lanes<T>(), steps, a + k * a_plane, a_width, 1, b, c_width, c + k * c_plane,
+         c_width, false, k == 0 ? value_bias : nullptr);
+}
+
+template <typename T>
+std::vector<const T*> block_pointers(const std::vector<torch::Tensor>& tensors, int64_t offset) {
+  auto p = detail::pointers<T>(tensors);
+  for (auto& q : p) q += offset;
+  return p;
+}
+
+// The primitives of the block's value rows [b0, b0 + m): tanh straight from the raw arrays (a
+// few microseconds of tensor dispatch per block add up over hundreds of blocks), the other
+// activations through tensor views.
+template <typename T>
+void block_primitives(nn::Activation activation, const torch::Tensor& pre,
+                      std::vector<torch::Tensor>& primitives, int64_t b0, int64_t m) {
+  const int64_t w = pre.size(2);
+  if (activation == nn::Activation::tanh) {
+    detail::tanh_into(pre.data_ptr<T>() + b0 * w, primitives[0].data_ptr<T>() + b0 * w, m * w);
+    return;
+  }
+  std::vector<torch::Tensor> rows;
+  for (const auto& p : primitives) rows.push_back(p.narrow(0, b0, m));
+  activation_primitives_into(activation, pre.select(0, 0).narrow(0, b0, m), rows);
 }
 
 template <typename T>
 torch::Tensor forward_pass(const std::vector<Layer>& layers, nn::Activation activation,
                            const detail::StreamShape& shape, const Blocks& blocks,
                            Activations& saved) {
-  const auto options = saved.inputs[0].options();
+  const auto options = saved.features.options();
   const int64_t K = blocks.streams, n = blocks.points;
   const std::size_t hidden = layers.size() - 1;
   for (std::size_t l = 0; l < hidden; ++l) {
     const int64_t width = layers[l].out_padded;
     saved.pre.push_back(torch::empty({K, n, width}, options));
-    saved.inputs.push_back(torch::empty({K, n, width}, options));
     saved.primitives.emplace_back();
     for (int64_t p = 0; p < primitive_count(activation); ++p)
       saved.primitives.back().push_back(torch::empty({n, width}, options));
   }
   auto out = torch::empty({K, n, layers.back().out_padded}, options);
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
+    Scratch<T> scratch(2, layers, blocks);
     for (int64_t block = first; block < last; ++block) {
       const int64_t b0 = block * blocks.size, m = std::min(blocks.size, n - b0);
+      const int64_t features_width = layers[0].in_padded;
+      const T* h = saved.features.template data_ptr<T>() + b0 * features_width;
+      int64_t h_plane = n * features_width;
       for (std::size_t l = 0; l <= hidden; ++l) {
         const Layer& layer = layers[l];
-        T* z = (l == hidden ? out : saved.pre[l]).template data_ptr<T>();
-        product_per_stream<T>(blocks, b0, m, saved.inputs[l].template data_ptr<T>(),
-                              layer.in_padded, layer.in, layer.transposed.template data_ptr<T>(), z,
-                              layer.out_padded, layer.bias.template data_ptr<T>());
-        if (l == hidden) break;
-        std::vector<torch::Tensor> rows;
-        for (const auto& p : saved.primitives[l]) rows.push_back(p.narrow(0, b0, m));
-        activation_primitives_into(activation, saved.pre[l].select(0, 0).narrow(0, b0, m), rows);
         const int64_t w = layer.out_padded;
-        detail::streams_forward_range<T>(activation, z, detail::pointers<T>(saved.primitives[l]), shape,
-                                         n * w, b0 * w, (b0 + m) * w,
-                                         saved.inputs[l + 1].template data_ptr<T>());
+        T* z = (l == hidden ? out : saved.pre[l]).template data_ptr<T>() + b0 * w;
+        product_per_stream<T>(K, m, h, h_plane, layer.in_padded, layer.in,
+                              layer.transposed.template data_ptr<T>(), z, n * w, w,
+                              layer.bias.template data_ptr<T>());
+        if (l == hidden) break;
+        block_primitives<T>(activation, saved.pre[l], saved.primitives[l], b0, m);
+        T* next = scratch[static_cast<int>(l % 2)];
+        detail::streams_forward_range(activation, z, n * w, block_pointers<T>(saved.primitives[l], b0 * w),
+                                      shape, m * w, next, m * w);
+        h = next;
+        h_plane = m * w;
       }
     }
   });
@@ -157,45 +203,48 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer>& layers, nn::A
   const auto options = grad_out.options();
   const int64_t K = blocks.streams, n = blocks.points;
   const std::size_t hidden = layers.size() - 1;
-  // The gradient at each hidden layer's output and pre-activation.
-  std::vector<torch::Tensor> grad_h, grad_z;
-  for (std::size_t l = 0; l < hidden; ++l) {
-    grad_h.push_back(torch::empty({K, n, layers[l].out_padded}, options));
-    grad_z.push_back(torch::empty({K, n, layers[l].out_padded}, options));
-  }
   // Parameter gradients are summed per block, then over blocks in block order, so the result
   // does not depend on how blocks were spread over threads.
   const GradientLayout layout(layers);
   auto partial = torch::zeros({blocks.count(), layout.size}, options);
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
+    // The gradient at a layer's output, at its pre-activation, and its recomputed input.
+    Scratch<T> scratch(3, layers, blocks);
+    T *grad_h = scratch[0], *grad_z = scratch[1], *input = scratch[2];
     for (int64_t block = first; block < last; ++block) {
       const int64_t b0 = block * blocks.size, m = std::min(blocks.size, n - b0);
       T* sums = partial.template data_ptr<T>() + block * layout.size;
       for (std::size_t l = layers.size(); l-- > 0;) {
         const Layer& layer = layers[l];
         const int64_t w = layer.out_padded;
-        const T* gz = grad_out.template data_ptr<T>();
+        const T* gz = grad_out.template data_ptr<T>() + b0 * w;
+        int64_t gz_plane = n * w;
         if (l < hidden) {
-          detail::streams_backward_range<T>(
-              activation, saved.pre[l].template data_ptr<T>(), grad_h[l].template data_ptr<T>(),
-              detail::pointers<T>(saved.primitives[l]), shape, n * w, b0 * w, (b0 + m) * w,
-              grad_z[l].template data_ptr<T>());
-          gz = grad_z[l].template data_ptr<T>();
+          detail::streams_backward_range(activation, saved.pre[l].template data_ptr<T>() + b0 * w,
+                                         n * w, grad_h, block_pointers<T>(saved.primitives[l], b0 * w),
+                                         shape, m * w, grad_z, m * w);
+          gz = grad_z;
+          gz_plane = m * w;
         }
-        const T* h = saved.inputs[l].template data_ptr<T>();
-        for (int64_t k = 0; k < K; ++k) {
-          const int64_t row = k * n + b0;
-          gemm(layer.out, layer.in_padded / lanes<T>(), m, gz + row * w, 1, w,
-               h + row * layer.in_padded, layer.in_padded, sums + layout.weight[l],
-               layer.in_padded, true, static_cast<const T*>(nullptr));
+        const int64_t in_width = layer.in_padded;
+        const T* h = saved.features.template data_ptr<T>() + b0 * in_width;
+        int64_t h_plane = n * in_width;
+        if (l > 0) {
+          detail::streams_forward_range(activation, saved.pre[l - 1].template data_ptr<T>() + b0 * in_width,
+                                        n * in_width, block_pointers<T>(saved.primitives[l - 1], b0 * in_width),
+                                        shape, m * in_width, input, m * in_width);
+          h = input;
+          h_plane = m * in_width;
         }
+        for (int64_t k = 0; k < K; ++k)
+          gemm(layer.out, in_width / lanes<T>(), m, gz + k * gz_plane, 1, w, h + k * h_plane,
+               in_width, sums + layout.weight[l], in_width, true, static_cast<const T*>(nullptr));
         T* bias = sums + layout.bias[l];
-        for (int64_t r = b0; r < b0 + m; ++r)
+        for (int64_t r = 0; r < m; ++r)
           for (int64_t j = 0; j < w; ++j) bias[j] += gz[r * w + j];
         if (l > 0)
-          product_per_stream<T>(blocks, b0, m, gz, w, layer.out,
-                                layer.weight.template data_ptr<T>(),
-                                grad_h[l - 1].template data_ptr<T>(), layer.in_padded, nullptr);
+          product_per_stream<T>(K, m, gz, gz_plane, w, layer.out, layer.weight.template data_ptr<T>(),
+                                grad_h, m * in_width, in_width, nullptr);
       }
     }
   });
@@ -223,14 +272,14 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
   const Blocks blocks{features.size(0), features.size(1), block_points(features.size(0))};
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
     layers = pack<scalar_t>(parameters);
-    saved.inputs = {widened(features, padded_width<scalar_t>(features.size(2)))};
+    saved.features = widened(features, padded_width<scalar_t>(features.size(2)));
     return forward_pass<scalar_t>(layers, activation, shape, blocks, saved);
   });
 }
 
 // Non-tensor arguments travel through saved_data; pairs flattened as (p0, q0, p1, q1, ...).
-// Saved tensors: the parameters, then every layer's input streams, then each hidden layer's
-// pre-activation and primitives.
+// Saved tensors: the parameters, the features, then each hidden layer's pre-activation and
+// primitives.
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
@@ -241,7 +290,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     const auto out = run_forward(features, parameters, static_cast<nn::Activation>(activation),
                                  detail::shape_from_flat(firsts, pairs), saved, layers);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
-    keep.insert(keep.end(), saved.inputs.begin(), saved.inputs.end());
+    keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
       keep.push_back(saved.pre[l]);
       keep.insert(keep.end(), saved.primitives[l].begin(), saved.primitives[l].end());
@@ -268,15 +317,14 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     const std::size_t layer_count = count / 2;
     Activations saved;
     auto next = kept.begin() + count;
-    saved.inputs.assign(next, next + layer_count);
-    next += layer_count;
+    saved.features = *next++;
     const auto primitives = primitive_count(activation);
     for (std::size_t l = 0; l + 1 < layer_count; ++l) {
       saved.pre.push_back(*next++);
       saved.primitives.emplace_back(next, next + primitives);
       next += primitives;
     }
-    const auto& input = saved.inputs[0];
+    const auto& input = saved.features;
     const Blocks blocks{input.size(0), input.size(1), block_points(input.size(0))};
     auto parameter_grads = AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
       const auto layers = pack<scalar_t>(parameters);

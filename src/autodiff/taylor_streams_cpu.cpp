@@ -88,33 +88,34 @@ TESSERA_INLINE void add_product3(T* __restrict out, const T* __restrict a, const
 }
 
 template <typename T>
-TESSERA_VECTOR_CLONES void forward_block(nn::Activation activation, const T* z,
-                                         const std::vector<const T*>& prim, const StreamShape& shape,
-                                         int64_t plane, int64_t b, int64_t m, T* h) {
+TESSERA_INLINE void forward_block(nn::Activation activation, const T* z,
+                                  int64_t z_plane, const std::vector<const T*>& prim,
+                                  const StreamShape& shape, int64_t b, int64_t m, T* h,
+                                  int64_t h_plane) {
   const int64_t firsts = shape.firsts;
   BlockDerivatives<T> d;
   block_derivatives(activation, prim, b, m, d);
   std::copy(d.value, d.value + m, h + b);
   for (int64_t k = 1; k <= firsts; ++k) {
-    const T* __restrict zk = z + k * plane + b;
-    T* __restrict hk = h + k * plane + b;
+    const T* __restrict zk = z + k * z_plane + b;
+    T* __restrict hk = h + k * h_plane + b;
     for (int64_t i = 0; i < m; ++i) hk[i] = d.d1[i] * zk[i];
   }
   for (std::size_t j = 0; j < shape.pairs.size(); ++j) {
     const int64_t stream = 1 + firsts + static_cast<int64_t>(j);
-    const T* __restrict zp = z + (1 + shape.pairs[j].first) * plane + b;
-    const T* __restrict zq = z + (1 + shape.pairs[j].second) * plane + b;
-    const T* __restrict zs = z + stream * plane + b;
-    T* __restrict hs = h + stream * plane + b;
+    const T* __restrict zp = z + (1 + shape.pairs[j].first) * z_plane + b;
+    const T* __restrict zq = z + (1 + shape.pairs[j].second) * z_plane + b;
+    const T* __restrict zs = z + stream * z_plane + b;
+    T* __restrict hs = h + stream * h_plane + b;
     for (int64_t i = 0; i < m; ++i) hs[i] = d.d2[i] * zp[i] * zq[i] + d.d1[i] * zs[i];
   }
 }
 
 template <typename T>
-TESSERA_VECTOR_CLONES void backward_block(nn::Activation activation, const T* z, const T* g,
-                                          const std::vector<const T*>& prim,
-                                          const StreamShape& shape, int64_t plane, int64_t b,
-                                          int64_t m, T* gz) {
+TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_t z_plane,
+                                   const T* g, const std::vector<const T*>& prim,
+                                   const StreamShape& shape, int64_t b, int64_t m, T* gz,
+                                   int64_t g_plane) {
   const int64_t firsts = shape.firsts;
   BlockDerivatives<T> d;
   block_derivatives(activation, prim, b, m, d);
@@ -122,9 +123,9 @@ TESSERA_VECTOR_CLONES void backward_block(nn::Activation activation, const T* z,
   T* __restrict gz0 = gz + b;
   for (int64_t i = 0; i < m; ++i) gz0[i] = g0[i] * d.d1[i];
   for (int64_t k = 1; k <= firsts; ++k) {
-    const T* __restrict gk = g + k * plane + b;
-    const T* __restrict zk = z + k * plane + b;
-    T* __restrict out = gz + k * plane + b;
+    const T* __restrict gk = g + k * g_plane + b;
+    const T* __restrict zk = z + k * z_plane + b;
+    T* __restrict out = gz + k * g_plane + b;
     for (int64_t i = 0; i < m; ++i) {
       out[i] = gk[i] * d.d1[i];
       gz0[i] += gk[i] * d.d2[i] * zk[i];
@@ -133,11 +134,11 @@ TESSERA_VECTOR_CLONES void backward_block(nn::Activation activation, const T* z,
   for (std::size_t j = 0; j < shape.pairs.size(); ++j) {
     const auto [p, q] = shape.pairs[j];
     const int64_t stream = 1 + firsts + static_cast<int64_t>(j);
-    const T* __restrict gs = g + stream * plane + b;
-    const T* __restrict zs = z + stream * plane + b;
-    const T* __restrict zp = z + (1 + p) * plane + b;
-    const T* __restrict zq = z + (1 + q) * plane + b;
-    T* __restrict out = gz + stream * plane + b;
+    const T* __restrict gs = g + stream * g_plane + b;
+    const T* __restrict zs = z + stream * z_plane + b;
+    const T* __restrict zp = z + (1 + p) * z_plane + b;
+    const T* __restrict zq = z + (1 + q) * z_plane + b;
+    T* __restrict out = gz + stream * g_plane + b;
     for (int64_t i = 0; i < m; ++i) {
       out[i] = gs[i] * d.d1[i];
       gz0[i] += gs[i] * (d.d3[i] * zp[i] * zq[i] + d.d2[i] * zs[i]);
@@ -145,10 +146,10 @@ TESSERA_VECTOR_CLONES void backward_block(nn::Activation activation, const T* z,
     // h_pq = s'' z_p z_q + ...: the first streams p and q each get the other's share; a pure
     // second derivative (p == q) gives stream p both.
     if (p == q) {
-      add_product3(gz + (1 + p) * plane + b, gs, d.d2, zp, T(2), m);
+      add_product3(gz + (1 + p) * g_plane + b, gs, d.d2, zp, T(2), m);
     } else {
-      add_product3(gz + (1 + p) * plane + b, gs, d.d2, zq, T(1), m);
-      add_product3(gz + (1 + q) * plane + b, gs, d.d2, zp, T(1), m);
+      add_product3(gz + (1 + p) * g_plane + b, gs, d.d2, zq, T(1), m);
+      add_product3(gz + (1 + q) * g_plane + b, gs, d.d2, zp, T(1), m);
     }
   }
 }
@@ -160,14 +161,20 @@ void for_ranges(int64_t plane, const F& body) {
 }
 
 template <typename T>
+std::vector<const T*> offset(std::vector<const T*> pointers, int64_t by) {
+  for (auto& p : pointers) p += by;
+  return pointers;
+}
+
+template <typename T>
 void forward_loop(nn::Activation activation, const torch::Tensor& pre,
                   const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
                   torch::Tensor& out) {
   const int64_t plane = pre.size(1) * pre.size(2);
   const auto prim = pointers<T>(primitives);
   for_ranges(plane, [&](int64_t begin, int64_t end) {
-    streams_forward_range(activation, pre.data_ptr<T>(), prim, shape, plane, begin, end,
-                          out.data_ptr<T>());
+    streams_forward_range(activation, pre.data_ptr<T>() + begin, plane, offset(prim, begin), shape,
+                          end - begin, out.data_ptr<T>() + begin, plane);
   });
 }
 
@@ -178,42 +185,47 @@ void backward_loop(nn::Activation activation, const torch::Tensor& grad, const t
   const int64_t plane = pre.size(1) * pre.size(2);
   const auto prim = pointers<T>(primitives);
   for_ranges(plane, [&](int64_t begin, int64_t end) {
-    streams_backward_range(activation, pre.data_ptr<T>(), grad.data_ptr<T>(), prim, shape, plane,
-                           begin, end, grad_pre.data_ptr<T>());
+    streams_backward_range(activation, pre.data_ptr<T>() + begin, plane, grad.data_ptr<T>() + begin,
+                           offset(prim, begin), shape, end - begin,
+                           grad_pre.data_ptr<T>() + begin, plane);
   });
+}
+
+template <typename T>
+TESSERA_INLINE void forward_range(nn::Activation activation, const T* z, int64_t z_plane,
+                                  const std::vector<const T*>& prim, const StreamShape& shape,
+                                  int64_t count, T* h, int64_t h_plane) {
+  for (int64_t b = 0; b < count; b += block_size)
+    forward_block(activation, z, z_plane, prim, shape, b, std::min(count - b, block_size), h, h_plane);
+}
+
+template <typename T>
+TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_t z_plane,
+                                   const T* g, const std::vector<const T*>& prim,
+                                   const StreamShape& shape, int64_t count, T* gz, int64_t g_plane) {
+  for (int64_t b = 0; b < count; b += block_size)
+    backward_block(activation, z, z_plane, g, prim, shape, b, std::min(count - b, block_size), gz,
+                   g_plane);
 }
 
 }  // namespace
 
-template <typename T>
-void streams_forward_range(nn::Activation activation, const T* z, const std::vector<const T*>& prim,
-                           const StreamShape& shape, int64_t plane, int64_t begin, int64_t end,
-                           T* h) {
-  for (int64_t b = begin; b < end; b += block_size)
-    forward_block(activation, z, prim, shape, plane, b, std::min(end - b, block_size), h);
-}
-
-template <typename T>
-void streams_backward_range(nn::Activation activation, const T* z, const T* g,
-                            const std::vector<const T*>& prim, const StreamShape& shape,
-                            int64_t plane, int64_t begin, int64_t end, T* gz) {
-  for (int64_t b = begin; b < end; b += block_size)
-    backward_block(activation, z, g, prim, shape, plane, b, std::min(end - b, block_size), gz);
-}
-
-template void streams_forward_range<float>(nn::Activation, const float*,
-                                           const std::vector<const float*>&, const StreamShape&,
-                                           int64_t, int64_t, int64_t, float*);
-template void streams_forward_range<double>(nn::Activation, const double*,
-                                            const std::vector<const double*>&, const StreamShape&,
-                                            int64_t, int64_t, int64_t, double*);
-template void streams_backward_range<float>(nn::Activation, const float*, const float*,
-                                            const std::vector<const float*>&, const StreamShape&,
-                                            int64_t, int64_t, int64_t, float*);
-template void streams_backward_range<double>(nn::Activation, const double*, const double*,
-                                             const std::vector<const double*>&,
-                                             const StreamShape&, int64_t, int64_t, int64_t,
-                                             double*);
+// The entry points carry the clones (see vector_clones.hpp); everything above is inlined.
+#define TESSERA_STREAM_RANGES(T)                                                                  \
+  TESSERA_VECTOR_CLONES void streams_forward_range(                                               \
+      nn::Activation activation, const T* z, int64_t z_plane, const std::vector<const T*>& prim, \
+      const StreamShape& shape, int64_t count, T* h, int64_t h_plane) {                           \
+    forward_range(activation, z, z_plane, prim, shape, count, h, h_plane);                        \
+  }                                                                                               \
+  TESSERA_VECTOR_CLONES void streams_backward_range(                                              \
+      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                         \
+      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,          \
+      int64_t g_plane) {                                                                          \
+    backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane);                   \
+  }
+TESSERA_STREAM_RANGES(float)
+TESSERA_STREAM_RANGES(double)
+#undef TESSERA_STREAM_RANGES
 
 bool cpu_kernel_applies(const torch::Tensor& t) {
   return t.device().is_cpu() &&
