@@ -77,11 +77,11 @@ std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> effective_para
 // network is one fused node (taylor_network_cpu.cpp); elsewhere one product and one fused
 // element-wise node per layer over all points (a GPU wants the whole batch at once).
 torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
-                        const taylor::StreamLayout& layout) {
+                        const taylor::StreamLayout& layout, TaylorPath path) {
   const auto [weights, biases] = effective_parameters(network);
   const auto activation = network.options().activation;
   const torch::Tensor features = feature_streams(network, x, layout);
-  if (taylor::detail::cpu_kernel_applies(features))
+  if (path == TaylorPath::automatic && taylor::detail::cpu_kernel_applies(features))
     return taylor::network_streams_cpu(features, weights, biases, activation, layout);
   const int64_t n = x.size(0), streams = layout.count();
   torch::Tensor h = features;
@@ -107,7 +107,7 @@ bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& req
 }
 
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
-                         const std::set<Partial>& requested, bool create_graph) {
+                         const std::set<Partial>& requested, bool create_graph, TaylorPath path) {
   TESSERA_CHECK(taylor_supports(network.options(), requested),
                 "forward engine: a requested partial has order > 2 or names a missing output "
                 "or input");
@@ -116,7 +116,7 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
   std::optional<torch::NoGradGuard> no_graph;
   if (!create_graph) no_graph.emplace();
   const auto layout = taylor::stream_layout(requested);
-  const auto out = propagate(network, x.detach(), layout);
+  const auto out = propagate(network, x.detach(), layout, path);
   Partials result;
   for (const auto& p : requested) {
     if (p.wrt.empty()) {

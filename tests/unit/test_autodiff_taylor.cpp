@@ -98,12 +98,14 @@ std::vector<torch::Tensor> parameter_grads(nn::Mlp& network, const Partials& par
 }
 
 // Partials and d(loss)/d(parameters) of both engines; returns the largest differences.
+// The forward engine runs both of its paths (the whole-network CPU node, over several blocks of
+// points with a short last one, and the per-layer path GPUs take).
 std::pair<Difference, Difference> compare_engines(nn::Mlp& network, const std::set<Partial>& requested,
-                                                  int64_t n = 40) {
+                                                  TaylorPath path, int64_t n = 130) {
   const auto x = points(network->options(), n);
   auto forward = [&network](const torch::Tensor& p) { return network->forward(p); };
   const auto reverse = reverse_partials(forward, x, requested, /*create_graph=*/true);
-  const auto taylor = taylor_partials(*network, x, requested, /*create_graph=*/true);
+  const auto taylor = taylor_partials(*network, x, requested, /*create_graph=*/true, path);
   Difference values, grads;
   REQUIRE(taylor.size() == requested.size());
   for (const auto& p : requested) values.add(taylor.at(p), reverse.at(p));
@@ -141,13 +143,16 @@ TEST_CASE("forward engine matches the reverse engine to 1e-10 for every activati
         CAPTURE(fourier);
         CAPTURE(adaptive);
         auto network = make_network(activation, fourier, adaptive);
-        const auto [values, grads] = compare_engines(network, every_partial_up_to_second(3, 2));
-        const std::string label = std::string(name_of(activation)) + (fourier ? " fourier" : "") +
-                                  (adaptive ? " adaptive" : "");
-        MESSAGE(label << ": partials max abs " << values.abs << " rel " << values.rel
-                                    << "; parameter grads max abs " << grads.abs << " rel " << grads.rel);
-        CHECK(values.rel < 1e-10);
-        CHECK(grads.rel < 1e-10);
+        for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
+          const auto [values, grads] = compare_engines(network, every_partial_up_to_second(3, 2), path);
+          const std::string label = std::string(name_of(activation)) + (fourier ? " fourier" : "") +
+                                    (adaptive ? " adaptive" : "") +
+                                    (path == TaylorPath::per_layer ? " (per layer)" : "");
+          MESSAGE(label << ": partials max abs " << values.abs << " rel " << values.rel
+                        << "; parameter grads max abs " << grads.abs << " rel " << grads.rel);
+          CHECK(values.rel < 1e-10);
+          CHECK(grads.rel < 1e-10);
+        }
       }
 }
 
@@ -156,11 +161,12 @@ TEST_CASE("forward engine computes exactly a subset of partials (mixed only, pur
   auto network = make_network(nn::Activation::tanh, false, true);
   const std::vector<std::set<Partial>> subsets{
       {{1, {0, 2}}}, {{0, {1, 1}}, {1, {2, 2}}}, {{0, {}}}, {{1, {2}}, {0, {0, 1}}}};
-  for (const auto& requested : subsets) {
-    const auto [values, grads] = compare_engines(network, requested);
-    CHECK(values.rel < 1e-10);
-    CHECK(grads.rel < 1e-10);
-  }
+  for (const auto& requested : subsets)
+    for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
+      const auto [values, grads] = compare_engines(network, requested, path);
+      CHECK(values.rel < 1e-10);
+      CHECK(grads.rel < 1e-10);
+    }
   CHECK(taylor::stream_layout({{1, {0, 2}}}).count() == 4);  // value, d/dx0, d/dx2, d2/dx0dx2
 }
 

@@ -16,15 +16,21 @@ namespace tessera::autodiff {
 /// features and adaptive activation are supported.
 bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& requested);
 
+/// Which implementation of the forward engine runs (see taylor_partials).
+enum class TaylorPath { automatic, per_layer };
+
 /// Evaluates `network` at `x` ([n, inputs], the network's dtype and device; not modified) and
 /// returns every partial in `requested` as an [n] tensor, the same values as
 /// `reverse_partials(network->forward, ...)` up to rounding. Precondition: `taylor_supports`.
 ///
-/// All derivative streams travel stacked in one [streams, n, width] tensor, so each layer is
-/// one matrix product and one fused element-wise step (with a hand-written backward). With
+/// All derivative streams travel stacked in one [streams, n, width] tensor. On a CPU (float32,
+/// float64) the whole network is one autograd node over cache-sized blocks of points
+/// (`TaylorPath::automatic`); elsewhere, or with `TaylorPath::per_layer`, each layer is one
+/// matrix product and one fused element-wise node with a hand-written backward. With
 /// `create_graph` the results can be backpropagated to the network's parameters (first-order
 /// only: a second backward through them is refused); without, no graph is recorded.
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
-                         const std::set<Partial>& requested, bool create_graph);
+                         const std::set<Partial>& requested, bool create_graph,
+                         TaylorPath path = TaylorPath::automatic);
 
 }  // namespace tessera::autodiff
