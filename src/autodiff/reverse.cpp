@@ -9,9 +9,15 @@ namespace tessera::autodiff {
 
 Partials reverse_partials(const NetworkFunction& network, const torch::Tensor& x,
                           const std::set<Partial>& requested, bool create_graph) {
-  // Every prefix of every request is a node of the derivative tree.
+  // Every prefix of every request is a node of the derivative tree; a Laplacian needs the pure
+  // second derivatives it sums.
   std::set<Partial> nodes;
   for (const auto& p : requested) {
+    if (p.laplacian) {
+      for (int axis : p.wrt)
+        nodes.insert({{p.output, {}}, {p.output, {axis}}, {p.output, {axis, axis}}});
+      continue;
+    }
     for (std::size_t k = 0; k <= p.wrt.size(); ++k)
       nodes.insert({p.output, std::vector<int>(p.wrt.begin(), p.wrt.begin() + k)});
   }
@@ -65,7 +71,15 @@ Partials reverse_partials(const NetworkFunction& network, const torch::Tensor& x
   }
 
   Partials result;
-  for (const auto& p : requested) result[p] = values.at(p);
+  for (const auto& p : requested) {
+    if (!p.laplacian) {
+      result[p] = values.at(p);
+      continue;
+    }
+    torch::Tensor sum = values.at({p.output, {p.wrt[0], p.wrt[0]}});
+    for (std::size_t k = 1; k < p.wrt.size(); ++k) sum = sum + values.at({p.output, {p.wrt[k], p.wrt[k]}});
+    result[p] = sum;
+  }
   return result;
 }
 

@@ -55,6 +55,13 @@ torch::Tensor feature_streams(const nn::MlpImpl& network, const torch::Tensor& x
     const auto r = rate(layout.pairs[k].first) * rate(layout.pairs[k].second);
     fill(1 + static_cast<int64_t>(layout.axes.size() + k), -sin_p * r, -cos_p * r);
   }
+  // A Laplacian stream: the pure second derivatives summed, -[sin p, cos p] sum_a rate_a^2.
+  const int64_t first_laplacian = 1 + static_cast<int64_t>(layout.axes.size() + layout.pairs.size());
+  for (std::size_t k = 0; k < layout.laplacians.size(); ++k) {
+    auto r = torch::zeros_like(fourier[0]);
+    for (int position : layout.laplacians[k]) r = r + rate(position) * rate(position);
+    fill(first_laplacian + static_cast<int64_t>(k), -sin_p * r, -cos_p * r);
+  }
   return f;
 }
 
@@ -99,7 +106,7 @@ torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
 
 bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& requested) {
   for (const auto& p : requested) {
-    if (p.output < 0 || p.output >= options.outputs || p.wrt.size() > 2) return false;
+    if (p.output < 0 || p.output >= options.outputs || p.order() > 2) return false;
     for (int axis : p.wrt)
       if (axis < 0 || axis >= options.inputs) return false;
   }
@@ -123,8 +130,9 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
       result[p] = out.select(0, 0).select(1, p.output);
       continue;
     }
-    const int64_t stream = p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
-                                             : layout.second_stream(p.wrt[0], p.wrt[1]);
+    const int64_t stream = p.laplacian         ? layout.laplacian_stream(p.wrt)
+                           : p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
+                                               : layout.second_stream(p.wrt[0], p.wrt[1]);
     result[p] = out.select(0, stream).select(1, p.output);
   }
   return result;

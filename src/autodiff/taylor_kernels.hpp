@@ -15,10 +15,11 @@
 namespace tessera::autodiff::taylor::detail {
 
 /// The layout's shape as the kernels see it: `firsts` first-derivative streams, then one
-/// stream per pair of first-stream positions.
+/// stream per pair of first-stream positions, then one per Laplacian (its first-stream positions).
 struct StreamShape {
   int64_t firsts = 0;
   std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::vector<std::vector<int64_t>> laplacians;
 };
 
 /// out [K, n, w] from pre [K, n, w] and d = {sigma, sigma', sigma''}.
@@ -29,11 +30,11 @@ void streams_forward_cpu(nn::Activation activation, const torch::Tensor& pre,
                          const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
                          torch::Tensor& out);
 
-/// The layout's pairs flattened as (p0, q0, p1, q1, ...), the form autograd nodes keep in
-/// saved_data, and the shape back from that form.
-std::vector<int64_t> flat_pairs(const StreamLayout& layout);
-StreamShape shape_from_flat(int64_t firsts, const std::vector<int64_t>& pairs);
 StreamShape shape_of(const StreamLayout& layout);
+/// A shape as one list of integers, the form autograd nodes keep in saved_data:
+/// [firsts, pairs, p0, q0, ..., laplacians, size0, a0, a1, ..., size1, ...].
+std::vector<int64_t> encode(const StreamShape& shape);
+StreamShape decode(const std::vector<int64_t>& code);
 
 /// Each tensor's data as a raw pointer.
 template <typename T>

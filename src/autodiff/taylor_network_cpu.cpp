@@ -277,18 +277,18 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
   });
 }
 
-// Non-tensor arguments travel through saved_data; pairs flattened as (p0, q0, p1, q1, ...).
+// Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
 // Saved tensors: the parameters, the features, then each hidden layer's pre-activation and
 // primitives.
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
-                               at::TensorList parameters, int64_t activation, int64_t firsts,
-                               std::vector<int64_t> pairs, int64_t outputs) {
+                               at::TensorList parameters, int64_t activation,
+                               std::vector<int64_t> shape_code, int64_t outputs) {
     Activations saved;
     std::vector<Layer> layers;
     const auto out = run_forward(features, parameters, static_cast<nn::Activation>(activation),
-                                 detail::shape_from_flat(firsts, pairs), saved, layers);
+                                 detail::decode(shape_code), saved, layers);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
     keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
@@ -297,8 +297,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     }
     ctx->save_for_backward(keep);
     ctx->saved_data["activation"] = activation;
-    ctx->saved_data["firsts"] = firsts;
-    ctx->saved_data["pairs"] = pairs;
+    ctx->saved_data["shape"] = shape_code;
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
     return out.narrow(2, 0, outputs).contiguous();
   }
@@ -311,7 +310,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
                   "use training.derivatives = \"autograd\" for higher-order gradients");
     const auto kept = ctx->get_saved_variables();
     const auto activation = static_cast<nn::Activation>(ctx->saved_data["activation"].toInt());
-    const auto shape = detail::shape_from_flat(ctx->saved_data["firsts"].toInt(), ctx->saved_data["pairs"].toIntVector());
+    const auto shape = detail::decode(ctx->saved_data["shape"].toIntVector());
     const auto count = static_cast<std::size_t>(ctx->saved_data["parameters"].toInt());
     const std::vector<torch::Tensor> parameters(kept.begin(), kept.begin() + count);
     const std::size_t layer_count = count / 2;
@@ -333,7 +332,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     });
     variable_list result{torch::Tensor()};
     result.insert(result.end(), parameter_grads.begin(), parameter_grads.end());
-    result.resize(result.size() + 4);  // activation, firsts, pairs, outputs
+    result.resize(result.size() + 3);  // activation, shape, outputs
     return result;
   }
 };
@@ -356,16 +355,15 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
     needs_graph = needs_graph || weights[l].requires_grad() || biases[l].requires_grad();
   }
   const auto input = features.detach().contiguous();
-  const auto pairs = detail::flat_pairs(layout);
-  const auto firsts = static_cast<int64_t>(layout.axes.size());
+  const auto shape = detail::shape_of(layout);
   const int64_t outputs = weights.back().size(0);
   if (torch::GradMode::is_enabled() && needs_graph)
     return NetworkStreams::apply(input, at::TensorList(parameters), static_cast<int64_t>(activation),
-                                 firsts, pairs, outputs);
+                                 detail::encode(shape), outputs);
   torch::NoGradGuard no_grad;
   Activations saved;
   std::vector<Layer> layers;
-  return run_forward(input, parameters, activation, detail::shape_from_flat(firsts, pairs), saved, layers)
+  return run_forward(input, parameters, activation, shape, saved, layers)
       .narrow(2, 0, outputs)
       .contiguous();
 }

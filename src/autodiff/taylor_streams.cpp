@@ -21,14 +21,31 @@ int64_t StreamLayout::second_stream(int i, int j) const {
   return it == pairs.end() ? -1 : 1 + static_cast<int64_t>(axes.size() + (it - pairs.begin()));
 }
 
+int64_t StreamLayout::laplacian_stream(const std::vector<int>& axes_summed) const {
+  std::vector<int> positions;
+  for (int axis : axes_summed) {
+    const int64_t stream = first_stream(axis);
+    if (stream < 0) return -1;
+    positions.push_back(static_cast<int>(stream - 1));
+  }
+  std::sort(positions.begin(), positions.end());
+  const auto it = std::find(laplacians.begin(), laplacians.end(), positions);
+  return it == laplacians.end()
+             ? -1
+             : 1 + static_cast<int64_t>(axes.size() + pairs.size() + (it - laplacians.begin()));
+}
+
 StreamLayout stream_layout(const std::set<Partial>& requested) {
   std::set<int> axes;
   std::set<std::pair<int, int>> pairs;
+  std::set<std::vector<int>> laplacians;
   for (const auto& p : requested) {
-    TESSERA_CHECK(p.wrt.size() <= 2, "forward engine: derivatives of order " << p.wrt.size()
-                                                                             << " are not supported");
+    TESSERA_CHECK(p.order() <= 2, "forward engine: derivatives of order " << p.order()
+                                                                          << " are not supported");
     axes.insert(p.wrt.begin(), p.wrt.end());
-    if (p.wrt.size() == 2)
+    if (p.laplacian)
+      laplacians.insert(p.wrt);
+    else if (p.wrt.size() == 2)
       pairs.insert({std::min(p.wrt[0], p.wrt[1]), std::max(p.wrt[0], p.wrt[1])});
   }
   StreamLayout layout;
@@ -36,26 +53,46 @@ StreamLayout stream_layout(const std::set<Partial>& requested) {
   for (const auto& [i, j] : pairs)
     layout.pairs.emplace_back(static_cast<int>(layout.first_stream(i) - 1),
                               static_cast<int>(layout.first_stream(j) - 1));
+  for (const auto& summed : laplacians) {
+    layout.laplacians.emplace_back();
+    for (int axis : summed) layout.laplacians.back().push_back(static_cast<int>(layout.first_stream(axis) - 1));
+  }
   return layout;
 }
 
 namespace detail {
 
-std::vector<int64_t> flat_pairs(const StreamLayout& layout) {
-  std::vector<int64_t> pairs;
-  for (const auto& [a, b] : layout.pairs) pairs.insert(pairs.end(), {a, b});
-  return pairs;
-}
-
-StreamShape shape_from_flat(int64_t firsts, const std::vector<int64_t>& pairs) {
+StreamShape shape_of(const StreamLayout& layout) {
   StreamShape shape;
-  shape.firsts = firsts;
-  for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) shape.pairs.emplace_back(pairs[k], pairs[k + 1]);
+  shape.firsts = static_cast<int64_t>(layout.axes.size());
+  for (const auto& [a, b] : layout.pairs) shape.pairs.emplace_back(a, b);
+  for (const auto& summed : layout.laplacians) shape.laplacians.emplace_back(summed.begin(), summed.end());
   return shape;
 }
 
-StreamShape shape_of(const StreamLayout& layout) {
-  return shape_from_flat(static_cast<int64_t>(layout.axes.size()), flat_pairs(layout));
+std::vector<int64_t> encode(const StreamShape& shape) {
+  std::vector<int64_t> code{shape.firsts, static_cast<int64_t>(shape.pairs.size())};
+  for (const auto& [a, b] : shape.pairs) code.insert(code.end(), {a, b});
+  code.push_back(static_cast<int64_t>(shape.laplacians.size()));
+  for (const auto& summed : shape.laplacians) {
+    code.push_back(static_cast<int64_t>(summed.size()));
+    code.insert(code.end(), summed.begin(), summed.end());
+  }
+  return code;
+}
+
+StreamShape decode(const std::vector<int64_t>& code) {
+  StreamShape shape;
+  std::size_t at = 0;
+  shape.firsts = code.at(at++);
+  for (int64_t k = code.at(at++); k > 0; --k, at += 2) shape.pairs.emplace_back(code.at(at), code.at(at + 1));
+  for (int64_t k = code.at(at++); k > 0; --k) {
+    const auto size = static_cast<std::size_t>(code.at(at++));
+    shape.laplacians.emplace_back(code.begin() + static_cast<std::ptrdiff_t>(at),
+                                  code.begin() + static_cast<std::ptrdiff_t>(at + size));
+    at += size;
+  }
+  return shape;
 }
 
 void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::Tensor>& d,
@@ -73,6 +110,12 @@ void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::
     const auto zp = pre.index_select(0, torch::tensor(p, index));
     const auto zq = pre.index_select(0, torch::tensor(q, index));
     out.narrow(0, 1 + firsts, seconds).copy_(d[2] * zp * zq + d[1] * pre.narrow(0, 1 + firsts, seconds));
+  }
+  for (std::size_t k = 0; k < shape.laplacians.size(); ++k) {
+    const int64_t stream = 1 + firsts + seconds + static_cast<int64_t>(k);
+    auto squares = torch::zeros_like(d[1]);
+    for (int64_t a : shape.laplacians[k]) squares += pre.select(0, 1 + a) * pre.select(0, 1 + a);
+    out.select(0, stream).copy_(d[2] * squares + d[1] * pre.select(0, stream));
   }
 }
 
@@ -101,6 +144,18 @@ void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pr
     first_grads.index_add_(0, q_index, g2 * zp);
     value += (g * zp * zq).sum(0) * d[3] + (g * pre.narrow(0, 1 + firsts, seconds)).sum(0) * d[2];
   }
+  for (std::size_t k = 0; k < shape.laplacians.size(); ++k) {
+    const int64_t stream = 1 + firsts + seconds + static_cast<int64_t>(k);
+    const auto g = grad.select(0, stream);
+    grad_pre.select(0, stream).copy_(g * d[1]);
+    auto squares = torch::zeros_like(g);
+    for (int64_t a : shape.laplacians[k]) {
+      const auto za = pre.select(0, 1 + a);
+      squares += za * za;
+      grad_pre.select(0, 1 + a).add_(2 * g * d[2] * za);
+    }
+    value += g * (d[3] * squares + d[2] * pre.select(0, stream));
+  }
   grad_pre.select(0, 0).copy_(value);
 }
 
@@ -125,12 +180,12 @@ torch::Tensor streams_forward(nn::Activation activation, const torch::Tensor& pr
   return out;
 }
 
-// Non-tensor arguments travel through saved_data; pairs flattened as (p0, q0, p1, q1, ...).
+// Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
 class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& pre,
-                               const torch::Tensor& bias, int64_t activation, int64_t firsts,
-                               std::vector<int64_t> pairs, bool fused) {
+                               const torch::Tensor& bias, int64_t activation,
+                               std::vector<int64_t> shape_code, bool fused) {
     const auto activation_kind = static_cast<nn::Activation>(activation);
     const auto primitives = activation_primitives(activation_kind, pre.select(0, 0) + bias);
     // The backward needs the primitives, not z: it evaluates no transcendental function.
@@ -138,10 +193,9 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
     saved.insert(saved.end(), primitives.begin(), primitives.end());
     ctx->save_for_backward(saved);
     ctx->saved_data["activation"] = activation;
-    ctx->saved_data["firsts"] = firsts;
-    ctx->saved_data["pairs"] = pairs;
+    ctx->saved_data["shape"] = shape_code;
     ctx->saved_data["fused"] = fused;
-    return streams_forward(activation_kind, pre, primitives, detail::shape_from_flat(firsts, pairs), fused);
+    return streams_forward(activation_kind, pre, primitives, detail::decode(shape_code), fused);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -152,8 +206,7 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
                   "use training.derivatives = \"autograd\" for higher-order gradients");
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& pre = saved[0];
-    const auto shape = detail::shape_from_flat(ctx->saved_data["firsts"].toInt(),
-                                 ctx->saved_data["pairs"].toIntVector());
+    const auto shape = detail::decode(ctx->saved_data["shape"].toIntVector());
     const auto activation = static_cast<nn::Activation>(ctx->saved_data["activation"].toInt());
     const std::vector<torch::Tensor> primitives(saved.begin() + 1, saved.end());
     const auto grad = grads[0].contiguous();
@@ -164,7 +217,7 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
       detail::streams_backward_generic(grad, pre, derivatives_from_primitives(activation, primitives, 3),
                                        shape, grad_pre);
     auto grad_bias = grad_pre.select(0, 0).sum(0);
-    return {grad_pre, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {grad_pre, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -179,8 +232,7 @@ torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& p
   const bool fused = kernel == Kernel::automatic && detail::cpu_kernel_applies(input);
   if (torch::GradMode::is_enabled() && (input.requires_grad() || bias.requires_grad())) {
     return ActivateStreams::apply(input, bias, static_cast<int64_t>(activation),
-                                  static_cast<int64_t>(layout.axes.size()),
-                                  detail::flat_pairs(layout), fused);
+                                  detail::encode(detail::shape_of(layout)), fused);
   }
   return streams_forward(activation, input, activation_primitives(activation, input.select(0, 0) + bias),
                          detail::shape_of(layout), fused);

@@ -109,6 +109,16 @@ TESSERA_INLINE void forward_block(nn::Activation activation, const T* z,
     T* __restrict hs = h + stream * h_plane + b;
     for (int64_t i = 0; i < m; ++i) hs[i] = d.d2[i] * zp[i] * zq[i] + d.d1[i] * zs[i];
   }
+  for (std::size_t j = 0; j < shape.laplacians.size(); ++j) {
+    const int64_t stream = 1 + firsts + static_cast<int64_t>(shape.pairs.size() + j);
+    const T* __restrict zs = z + stream * z_plane + b;
+    T* __restrict hs = h + stream * h_plane + b;
+    for (int64_t i = 0; i < m; ++i) hs[i] = d.d1[i] * zs[i];
+    for (int64_t a : shape.laplacians[j]) {
+      const T* __restrict za = z + (1 + a) * z_plane + b;
+      for (int64_t i = 0; i < m; ++i) hs[i] += d.d2[i] * za[i] * za[i];
+    }
+  }
 }
 
 template <typename T>
@@ -150,6 +160,22 @@ TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_
     } else {
       add_product3(gz + (1 + p) * g_plane + b, gs, d.d2, zq, T(1), m);
       add_product3(gz + (1 + q) * g_plane + b, gs, d.d2, zp, T(1), m);
+    }
+  }
+  // h_L = s'' sum_a z_a^2 + s' z_L: each summed first stream a gets 2 s'' z_a.
+  for (std::size_t j = 0; j < shape.laplacians.size(); ++j) {
+    const int64_t stream = 1 + firsts + static_cast<int64_t>(shape.pairs.size() + j);
+    const T* __restrict gs = g + stream * g_plane + b;
+    const T* __restrict zs = z + stream * z_plane + b;
+    T* __restrict out = gz + stream * g_plane + b;
+    for (int64_t i = 0; i < m; ++i) {
+      out[i] = gs[i] * d.d1[i];
+      gz0[i] += gs[i] * d.d2[i] * zs[i];
+    }
+    for (int64_t a : shape.laplacians[j]) {
+      const T* __restrict za = z + (1 + a) * z_plane + b;
+      for (int64_t i = 0; i < m; ++i) gz0[i] += gs[i] * d.d3[i] * za[i] * za[i];
+      add_product3(gz + (1 + a) * g_plane + b, gs, d.d2, za, T(2), m);
     }
   }
 }

@@ -229,7 +229,8 @@ class Parser {
     return derivative_leaf(key, name.column);
   }
 
-  /// lap(u) = u_xx + u_yy + ... over the spatial coordinates only (never time).
+  /// lap(u) = u_xx + u_yy + ... over the spatial coordinates only (never time): one Laplacian
+  /// leaf for a field in two or more dimensions, else the sum of its second derivatives.
   NodePtr parse_laplacian(const Token& name) {
     const auto args = parse_name_arguments(name, "lap(u)");
     if (args.size() != 1)
@@ -239,6 +240,12 @@ class Parser {
     if (spatial == 0)
       fail_at(key_, "lap() needs spatial coordinates", name.column, "this case has none");
     const DerivativeKey base = resolver_.differentiable(args[0].text, args[0].column, "lap");
+    if (base.wrt.empty() && spatial >= 2) {
+      DerivativeKey key = base;
+      key.laplacian = true;
+      for (int i = 0; i < spatial; ++i) key.wrt.push_back(i);
+      return derivative_leaf(key, name.column);
+    }
     NodePtr sum;
     for (int i = 0; i < spatial; ++i) {
       DerivativeKey key = base;

@@ -80,16 +80,17 @@ void validate(const SymbolTable& symbols, const std::string& key) {
 bool DerivativeKey::operator<(const DerivativeKey& other) const {
   if (field != other.field) return field < other.field;
   // lower orders first, so a sorted set reads u, u_x, u_y, u_xx, ...
-  if (wrt.size() != other.wrt.size()) return wrt.size() < other.wrt.size();
+  if (order() != other.order()) return order() < other.order();
+  if (laplacian != other.laplacian) return other.laplacian;
   return wrt < other.wrt;
 }
 
 bool DerivativeKey::operator==(const DerivativeKey& other) const {
-  return field == other.field && wrt == other.wrt;
+  return field == other.field && wrt == other.wrt && laplacian == other.laplacian;
 }
 
 std::ostream& operator<<(std::ostream& out, const DerivativeKey& key) {
-  out << "{field " << key.field << ", wrt [";
+  out << "{field " << key.field << (key.laplacian ? ", laplacian" : "") << ", wrt [";
   for (std::size_t i = 0; i < key.wrt.size(); ++i) out << (i ? ", " : "") << key.wrt[i];
   return out << "]}";
 }
@@ -100,6 +101,7 @@ std::string derivative_name(const DerivativeKey& key, const SymbolTable& symbols
                 "expr: derivative of field index " << key.field << ", but there are "
                                                    << symbols.fields.size() << " fields");
   std::string name = symbols.fields[key.field];
+  if (key.laplacian) return "lap(" + name + ")";
   if (key.wrt.empty()) return name;
   name += '_';
   std::vector<int> sorted = key.wrt;

@@ -9,7 +9,7 @@ expr::Environment FieldEvaluator::evaluate(const torch::Tensor& x,
                                            bool create_graph,
                                            std::map<std::string, torch::Tensor> extra) const {
   std::set<autodiff::Partial> requested;
-  for (const auto& key : keys) requested.insert({key.field, key.wrt});
+  for (const auto& key : keys) requested.insert({key.field, key.wrt, key.laplacian});
   expr::Environment env;
   env.coordinates = x;
   if (parameters_) env.parameters = parameters_->values();
@@ -17,7 +17,8 @@ expr::Environment FieldEvaluator::evaluate(const torch::Tensor& x,
   if (requested.empty()) return env;
   auto partials = engine_(network_, x, requested, create_graph);
   for (auto& [partial, tensor] : partials)
-    env.derivatives[expr::DerivativeKey{partial.output, partial.wrt}] = std::move(tensor);
+    env.derivatives[expr::DerivativeKey{partial.output, partial.wrt, partial.laplacian}] =
+        std::move(tensor);
   return env;
 }
 

@@ -63,6 +63,11 @@ std::set<Partial> every_partial_up_to_second(int inputs, int outputs) {
       requested.insert({o, {i}});
       for (int j = i; j < inputs; ++j) requested.insert({o, {i, j}});
     }
+    // the Laplacian over all inputs and over the last two (its own stream each)
+    std::vector<int> all(static_cast<std::size_t>(inputs));
+    for (int i = 0; i < inputs; ++i) all[static_cast<std::size_t>(i)] = i;
+    requested.insert({o, all, true});
+    requested.insert({o, {inputs - 2, inputs - 1}, true});
   }
   return requested;
 }
@@ -134,7 +139,8 @@ TEST_CASE("activation derivatives up to third order match autograd of the activa
 }
 
 TEST_CASE("forward engine matches the reverse engine to 1e-10 for every activation, with and "
-          "without Fourier features and adaptive activation, partials and parameter gradients") {
+          "without Fourier features and adaptive activation, partials (first, second, mixed, "
+          "Laplacian) and parameter gradients") {
   torch::manual_seed(7);
   for (auto activation : all_activations)
     for (bool fourier : {false, true})
@@ -160,7 +166,9 @@ TEST_CASE("forward engine computes exactly a subset of partials (mixed only, pur
   torch::manual_seed(8);
   auto network = make_network(nn::Activation::tanh, false, true);
   const std::vector<std::set<Partial>> subsets{
-      {{1, {0, 2}}}, {{0, {1, 1}}, {1, {2, 2}}}, {{0, {}}}, {{1, {2}}, {0, {0, 1}}}};
+      {{1, {0, 2}}}, {{0, {1, 1}}, {1, {2, 2}}}, {{0, {}}}, {{1, {2}}, {0, {0, 1}}},
+      // Laplacians: alone, next to one of their own terms, and over part of the inputs
+      {{0, {0, 1, 2}, true}}, {{1, {0, 2}, true}, {1, {0, 0}}, {0, {}}}};
   for (const auto& requested : subsets)
     for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
       const auto [values, grads] = compare_engines(network, requested, path);
@@ -168,6 +176,20 @@ TEST_CASE("forward engine computes exactly a subset of partials (mixed only, pur
       CHECK(grads.rel < 1e-10);
     }
   CHECK(taylor::stream_layout({{1, {0, 2}}}).count() == 4);  // value, d/dx0, d/dx2, d2/dx0dx2
+  // value, three firsts and one Laplacian stream instead of three pure second streams
+  CHECK(taylor::stream_layout({{0, {0, 1, 2}, true}}).count() == 5);
+}
+
+TEST_CASE("a Laplacian partial is the sum of the pure second derivatives (reverse engine)") {
+  torch::manual_seed(11);
+  auto network = make_network(nn::Activation::tanh, false, false);
+  const auto x = points(network->options(), 30);
+  auto forward = [&network](const torch::Tensor& p) { return network->forward(p); };
+  const auto d = reverse_partials(forward, x, {{0, {0, 0}}, {0, {1, 1}}, {0, {2, 2}}}, false);
+  const auto lap = reverse_partials(forward, x, {{0, {0, 1, 2}, true}}, false);
+  REQUIRE(lap.size() == 1);
+  const auto sum = d.at({0, {0, 0}}) + d.at({0, {1, 1}}) + d.at({0, {2, 2}});
+  CHECK((lap.at({0, {0, 1, 2}, true}) - sum).abs().max().item<double>() < 1e-14);
 }
 
 TEST_CASE("fused CPU element-wise step equals the generic ATen step, forward and backward") {
@@ -175,6 +197,7 @@ TEST_CASE("fused CPU element-wise step equals the generic ATen step, forward and
   taylor::StreamLayout layout;
   layout.axes = {0, 1, 3};
   layout.pairs = {{0, 0}, {0, 2}, {1, 2}, {2, 2}};
+  layout.laplacians = {{0, 1, 2}, {1, 2}};
   for (auto activation : all_activations)
     for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
       CAPTURE(name_of(activation));

@@ -101,9 +101,10 @@ torch::Tensor per_layer_streams(const torch::Tensor& features, const std::vector
 
 TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, forward and backward") {
   torch::manual_seed(4);
-  taylor::StreamLayout layout;  // 3 inputs: value, 3 firsts, 3 seconds (two pure, one mixed)
+  taylor::StreamLayout layout;  // 3 inputs: value, 3 firsts, 3 seconds, 2 Laplacians
   layout.axes = {0, 1, 2};
   layout.pairs = {{0, 0}, {0, 2}, {1, 1}};
+  layout.laplacians = {{0, 1, 2}, {0, 2}};
   const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}};
   const nn::Activation activations[] = {nn::Activation::tanh, nn::Activation::sin,
                                         nn::Activation::gelu, nn::Activation::silu};

@@ -58,6 +58,7 @@ Environment environment() {
   env.derivatives[{0, {0, 0}}] = torch::full({5}, 3.0, options);
   env.derivatives[{0, {1, 1}}] = torch::full({5}, 4.0, options);
   env.derivatives[{0, {0, 1}}] = torch::full({5}, 7.0, options);
+  env.derivatives[{0, {0, 1}, /*laplacian=*/true}] = torch::full({5}, 7.0, options);  // 3 + 4
   env.derivatives[{1, {}}] = x * y;
   env.parameters["nu"] = torch::scalar_tensor(0.25, options);
   env.extra["n_x"] = torch::full({5}, 0.6, options);
@@ -233,9 +234,13 @@ TEST_CASE("derivative discovery lists exactly what the expression reads") {
                       }())
                           .derivatives();
   CHECK(needed == std::set<DerivativeKey>{{0, {}}, {0, {0}}, {0, {1}}, {0, {0, 0}}});
+  // lap(u) in two or more dimensions is one quantity (one stream in the forward engine)
   CHECK(parse("lap(u) + v").derivatives() ==
-        std::set<DerivativeKey>{{0, {0, 0}}, {0, {1, 1}}, {1, {}}});
-  // in space-time, lap is spatial only
+        std::set<DerivativeKey>{{0, {0, 1}, /*laplacian=*/true}, {1, {}}});
+  CHECK(derivative_name({0, {0, 1}, true}, plane()) == "lap(u)");
+  CHECK(DerivativeKey{0, {0, 1}, true}.order() == 2);
+  CHECK(DerivativeKey{0, {0, 1}, true} != DerivativeKey{0, {0, 1}});
+  // in space-time, lap is spatial only: with one spatial coordinate it is u_xx
   CHECK(parse("lap(u)", space_time()).derivatives() == std::set<DerivativeKey>{{0, {0, 0}}});
   CHECK(parse("u_tx", space_time()).derivatives() == std::set<DerivativeKey>{{0, {0, 1}}});
   CHECK(derivative_name({0, {0, 1}}, space_time()) == "u_xt");

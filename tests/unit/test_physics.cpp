@@ -139,7 +139,7 @@ TEST_CASE("equation residual loss is zero on the exact solution and positive "
   CHECK((group.points().scalar_type() == torch::kFloat64));
   CHECK(group.term_names() == std::vector<std::string>{"poisson"});
   CHECK(group.derivatives() ==
-        std::set<expr::DerivativeKey>{{0, {0, 0}}, {0, {1, 1}}});
+        std::set<expr::DerivativeKey>{{0, {0, 1}, /*laplacian=*/true}});
 
   const auto exact =
       group.evaluate(evaluator(plane_network(0.0)), /*create_graph=*/false);

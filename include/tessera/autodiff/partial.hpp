@@ -12,14 +12,20 @@ namespace tessera::autodiff {
 
 /// d^k output / d input[wrt[0]] ... d input[wrt[k-1]]; `wrt` sorted ascending (derivatives of
 /// smooth networks commute); empty `wrt` is the output value itself.
+/// With `laplacian`: the sum of the pure second derivatives along each input in `wrt`
+/// (ascending, each once).
 struct Partial {
   int output = 0;
   std::vector<int> wrt;
+  bool laplacian = false;
+  int order() const { return laplacian ? 2 : static_cast<int>(wrt.size()); }
   bool operator<(const Partial& other) const {
-    return output != other.output ? output < other.output : wrt < other.wrt;
+    if (output != other.output) return output < other.output;
+    if (laplacian != other.laplacian) return other.laplacian;
+    return wrt < other.wrt;
   }
   bool operator==(const Partial& other) const {
-    return output == other.output && wrt == other.wrt;
+    return output == other.output && wrt == other.wrt && laplacian == other.laplacian;
   }
 };
 

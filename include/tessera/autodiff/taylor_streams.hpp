@@ -14,20 +14,26 @@ namespace tessera::autodiff::taylor {
 
 /// The streams stacked along dim 0 of a [count(), n, width] tensor: stream 0 is the value,
 /// streams 1 .. axes.size() the first derivatives along `axes` (input indices, ascending), then
-/// one stream per second derivative: `pairs[k]` = (a, b), positions in `axes` with a <= b.
+/// one stream per second derivative: `pairs[k]` = (a, b), positions in `axes` with a <= b,
+/// then one stream per Laplacian: `laplacians[k]` = the positions in `axes` it sums over.
 struct StreamLayout {
   std::vector<int> axes;
   std::vector<std::pair<int, int>> pairs;
+  std::vector<std::vector<int>> laplacians;
 
-  int64_t count() const { return 1 + static_cast<int64_t>(axes.size() + pairs.size()); }
+  int64_t count() const {
+    return 1 + static_cast<int64_t>(axes.size() + pairs.size() + laplacians.size());
+  }
   /// The stream holding d/d input[axis], or -1.
   int64_t first_stream(int axis) const;
   /// The stream holding d^2/d input[i] d input[j] (any order of i, j), or -1.
   int64_t second_stream(int i, int j) const;
+  /// The stream holding the sum of d^2/d input[a]^2 over the inputs `axes_summed`, or -1.
+  int64_t laplacian_stream(const std::vector<int>& axes_summed) const;
 };
 
 /// The smallest layout holding every partial of `requested` (orders <= 2): a second derivative
-/// needs the first-derivative streams of both its axes.
+/// or a Laplacian needs the first-derivative streams of its axes.
 StreamLayout stream_layout(const std::set<Partial>& requested);
 
 /// The transcendental parts of the activation at z, from which its value and derivatives are
@@ -59,7 +65,8 @@ enum class Kernel { automatic, generic };
 /// One hidden layer's activation applied to all streams: with pre-activation streams
 /// `pre` [K, n, w] (bias not yet added) and `bias` [w] (added to the value stream only),
 /// returns [K, n, w]:
-///   value h = s(z),  first h_a = s'(z) z_a,  second h_ab = s''(z) z_a z_b + s'(z) z_ab.
+///   value h = s(z),  first h_a = s'(z) z_a,  second h_ab = s''(z) z_a z_b + s'(z) z_ab,
+///   Laplacian h_L = s''(z) sum_a z_a^2 + s'(z) z_L.
 /// Recorded as one autograd node with a hand-written first-order backward when grad mode is
 /// on and an input requires grad.
 torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,

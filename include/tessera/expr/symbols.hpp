@@ -29,11 +29,15 @@ void validate(const SymbolTable& symbols, const std::string& key);
 
 /// A derivative of one field: `wrt` holds coordinate indices (into coordinates()) sorted
 /// ascending, repeated for higher orders ({0, 0} = u_xx); empty = the field value itself.
+/// With `laplacian`, the key is lap(u): the sum of the pure second derivatives along each
+/// coordinate in `wrt` (ascending, each once), read as one quantity so the forward engine can
+/// carry it as one derivative stream instead of one per coordinate.
 struct DerivativeKey {
   int field = 0;
   std::vector<int> wrt;
+  bool laplacian = false;
 
-  int order() const { return static_cast<int>(wrt.size()); }
+  int order() const { return laplacian ? 2 : static_cast<int>(wrt.size()); }
   bool operator<(const DerivativeKey& other) const;
   bool operator==(const DerivativeKey& other) const;
   bool operator!=(const DerivativeKey& other) const { return !(*this == other); }
@@ -42,7 +46,8 @@ struct DerivativeKey {
 /// Prints "{field 0, wrt [0, 1]}" (for messages and test output).
 std::ostream& operator<<(std::ostream& out, const DerivativeKey& key);
 
-/// "u", "u_x", "u_xy": the field name, then the coordinate names in sorted index order.
+/// "u", "u_x", "u_xy": the field name, then the coordinate names in sorted index order;
+/// "lap(u)" for a Laplacian key.
 std::string derivative_name(const DerivativeKey& key, const SymbolTable& symbols);
 
 /// The built-in constants: {"pi", "e"}.
