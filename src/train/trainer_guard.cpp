@@ -1,6 +1,7 @@
 // The divergence guard of Adam stages: a subdomain whose gradient turns non-finite goes back to
 // its last good state with its learning rate halved, instead of ending hours of training; the
 // third time it happens the job stops and says where.
+#include <cmath>
 #include <iostream>
 #include <sstream>
 
@@ -31,9 +32,30 @@ void forget_subdomain(Trainer::LocalLoss& loss, int s) {
 
 }  // namespace
 
+namespace {
+
+/// Whether every element of a contiguous CPU array is finite: a plain loop, since three tensor
+/// operations per parameter (isfinite, all, item) took 3 % of a small-batch iteration.
+template <typename T>
+bool all_finite(const T* data, int64_t count) {
+  bool finite = true;
+  for (int64_t i = 0; i < count; ++i) finite &= std::isfinite(data[i]);
+  return finite;
+}
+
+bool finite(const torch::Tensor& t) {
+  if (t.device().is_cpu() && t.is_contiguous()) {
+    if (t.scalar_type() == torch::kFloat32) return all_finite(t.data_ptr<float>(), t.numel());
+    if (t.scalar_type() == torch::kFloat64) return all_finite(t.data_ptr<double>(), t.numel());
+  }
+  return torch::isfinite(t).all().item<bool>();
+}
+
+}  // namespace
+
 bool finite_gradients(const std::vector<torch::Tensor>& parameters) {
   for (const auto& p : parameters)
-    if (p.grad().defined() && !torch::isfinite(p.grad()).all().item<bool>()) return false;
+    if (p.grad().defined() && !finite(p.grad())) return false;
   return true;
 }
 

@@ -2,10 +2,12 @@
 // takes the same next steps as the original (the basis of bit-identical restarts).
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <sstream>
 
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/optimizer_state.hpp"
+#include "tessera/train/trainer.hpp"
 
 namespace {
 
@@ -65,4 +67,25 @@ TEST_CASE("L-BFGS continues identically from its saved history") {
 
 TEST_CASE("Adam continues identically from its saved moments") {
   check_continues_identically<torch::optim::Adam>(torch::optim::AdamOptions(0.01), 5);
+}
+
+TEST_CASE("the divergence guard sees a NaN or an infinity in any gradient, on every path") {
+  for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    auto a = torch::zeros({3, 4}, dtype).requires_grad_(true);
+    auto b = torch::zeros({5}, dtype).requires_grad_(true);
+    auto unused = torch::zeros({2}, dtype).requires_grad_(true);  // no gradient: ignored
+    a.mutable_grad() = torch::ones({3, 4}, dtype);
+    b.mutable_grad() = torch::ones({5}, dtype);
+    CHECK(tessera::train::finite_gradients({a, b, unused}));
+    b.mutable_grad()[4] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(tessera::train::finite_gradients({a, b, unused}));
+    b.mutable_grad()[4] = 1;
+    a.mutable_grad()[2][3] = -std::numeric_limits<double>::infinity();
+    CHECK_FALSE(tessera::train::finite_gradients({a, b}));
+    // a non-contiguous gradient takes the tensor path
+    a.mutable_grad() = torch::ones({4, 3}, dtype).t();
+    CHECK(tessera::train::finite_gradients({a, b}));
+    a.mutable_grad()[0][1] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(tessera::train::finite_gradients({a, b}));
+  }
 }
