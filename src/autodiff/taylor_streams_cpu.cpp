@@ -123,6 +123,18 @@ TESSERA_INLINE void forward_block(nn::Activation activation, const T* z,
   }
 }
 
+// The backward of a stream's s'(z) z_k term (a first derivative's whole output, part of a
+// Laplacian's): its own gradient g s', and g s'' z_k into the value stream's gradient gz0.
+template <typename T>
+TESSERA_INLINE void backward_linear_term(const T* __restrict g, const T* __restrict z_k,
+                                         const BlockDerivatives<T>& d, int64_t m, T* __restrict out,
+                                         T* __restrict gz0) {
+  for (int64_t i = 0; i < m; ++i) {
+    out[i] = g[i] * d.d1[i];
+    gz0[i] += g[i] * d.d2[i] * z_k[i];
+  }
+}
+
 template <typename T>
 TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_t z_plane,
                                    const T* g, const std::vector<const T*>& prim,
@@ -135,15 +147,8 @@ TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_
   const T* __restrict g0 = g + b;
   T* __restrict gz0 = gz + b;
   for (int64_t i = 0; i < m; ++i) gz0[i] = g0[i] * d.d1[i];
-  for (int64_t k = 1; k <= firsts; ++k) {
-    const T* __restrict gk = g + k * g_plane + b;
-    const T* __restrict zk = z + k * z_plane + b;
-    T* __restrict out = gz + k * g_plane + b;
-    for (int64_t i = 0; i < m; ++i) {
-      out[i] = gk[i] * d.d1[i];
-      gz0[i] += gk[i] * d.d2[i] * zk[i];
-    }
-  }
+  for (int64_t k = 1; k <= firsts; ++k)
+    backward_linear_term(g + k * g_plane + b, z + k * z_plane + b, d, m, gz + k * g_plane + b, gz0);
   for (std::size_t j = 0; j < shape.pairs.size(); ++j) {
     const auto [p, q] = shape.pairs[j];
     const int64_t stream = 1 + firsts + static_cast<int64_t>(j);
@@ -169,12 +174,7 @@ TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_
   for (std::size_t j = 0; j < shape.laplacians.size(); ++j) {
     const int64_t stream = 1 + firsts + static_cast<int64_t>(shape.pairs.size() + j);
     const T* __restrict gs = g + stream * g_plane + b;
-    const T* __restrict zs = z + stream * z_plane + b;
-    T* __restrict out = gz + stream * g_plane + b;
-    for (int64_t i = 0; i < m; ++i) {
-      out[i] = gs[i] * d.d1[i];
-      gz0[i] += gs[i] * d.d2[i] * zs[i];
-    }
+    backward_linear_term(gs, z + stream * z_plane + b, d, m, gz + stream * g_plane + b, gz0);
     for (int64_t a : shape.laplacians[j]) {
       const T* __restrict za = z + (1 + a) * z_plane + b;
       for (int64_t i = 0; i < m; ++i) gz0[i] += gs[i] * d.d3[i] * za[i] * za[i];
