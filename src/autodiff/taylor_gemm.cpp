@@ -5,6 +5,8 @@
 // for the weight gradient, as fast as OpenBLAS's inner kernel at these shapes.
 #include "taylor_gemm.hpp"
 
+#include <type_traits>
+
 #include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {
