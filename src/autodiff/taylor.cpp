@@ -107,6 +107,7 @@ torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
 bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& requested) {
   for (const auto& p : requested) {
     if (p.output < 0 || p.output >= options.outputs || p.order() > 2) return false;
+    if (p.laplacian && p.wrt.empty()) return false;
     for (int axis : p.wrt)
       if (axis < 0 || axis >= options.inputs) return false;
   }
@@ -133,6 +134,7 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
     const int64_t stream = p.laplacian         ? layout.laplacian_stream(p.wrt)
                            : p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
                                                : layout.second_stream(p.wrt[0], p.wrt[1]);
+    TORCH_CHECK(stream >= 0, "forward engine: no stream holds a requested partial");
     result[p] = out.select(0, stream).select(1, p.output);
   }
   return result;

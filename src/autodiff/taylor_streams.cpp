@@ -56,6 +56,8 @@ StreamLayout stream_layout(const std::set<Partial>& requested) {
   for (const auto& summed : laplacians) {
     layout.laplacians.emplace_back();
     for (int axis : summed) layout.laplacians.back().push_back(static_cast<int>(layout.first_stream(axis) - 1));
+    // laplacian_stream compares sorted positions
+    std::sort(layout.laplacians.back().begin(), layout.laplacians.back().end());
   }
   return layout;
 }
@@ -88,6 +90,7 @@ StreamShape decode(const std::vector<int64_t>& code) {
   for (int64_t k = code.at(at++); k > 0; --k, at += 2) shape.pairs.emplace_back(code.at(at), code.at(at + 1));
   for (int64_t k = code.at(at++); k > 0; --k) {
     const auto size = static_cast<std::size_t>(code.at(at++));
+    TORCH_CHECK(at + size <= code.size(), "taylor shape code: a Laplacian runs past the end");
     shape.laplacians.emplace_back(code.begin() + static_cast<std::ptrdiff_t>(at),
                                   code.begin() + static_cast<std::ptrdiff_t>(at + size));
     at += size;

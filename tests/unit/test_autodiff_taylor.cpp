@@ -168,7 +168,9 @@ TEST_CASE("forward engine computes exactly a subset of partials (mixed only, pur
   const std::vector<std::set<Partial>> subsets{
       {{1, {0, 2}}}, {{0, {1, 1}}, {1, {2, 2}}}, {{0, {}}}, {{1, {2}}, {0, {0, 1}}},
       // Laplacians: alone, next to one of their own terms, and over part of the inputs
-      {{0, {0, 1, 2}, true}}, {{1, {0, 2}, true}, {1, {0, 0}}, {0, {}}}};
+      {{0, {0, 1, 2}, true}}, {{1, {0, 2}, true}, {1, {0, 0}}, {0, {}}},
+      // a Laplacian over x0, x1 next to the first derivative along a third input (u_t + lap u)
+      {{0, {2}}, {0, {0, 1}, true}}};
   for (const auto& requested : subsets)
     for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
       const auto [values, grads] = compare_engines(network, requested, path);
@@ -222,7 +224,7 @@ TEST_CASE("forward engine in float32 agrees with the reverse engine to float32 r
   auto network = make_network(nn::Activation::tanh, false, false);
   network->to(torch::kFloat32);
   const auto x = points(network->options(), 64).to(torch::kFloat32);
-  const std::set<Partial> requested{{0, {}}, {0, {0, 0}}, {0, {1, 1}}, {1, {0, 2}}};
+  const std::set<Partial> requested{{0, {}}, {0, {0, 0}}, {0, {1, 1}}, {1, {0, 2}}, {1, {0, 1, 2}, true}};
   auto forward = [&network](const torch::Tensor& p) { return network->forward(p); };
   const auto reverse = reverse_partials(forward, x, requested, false);
   const auto taylor = taylor_partials(*network, x, requested, false);
@@ -246,8 +248,14 @@ TEST_CASE("forward engine supports orders up to 2 of existing outputs and axes o
   CHECK_FALSE(taylor_supports(o, {{0, {0, 0, 1}}}));
   CHECK_FALSE(taylor_supports(o, {{2, {0}}}));
   CHECK_FALSE(taylor_supports(o, {{0, {3}}}));
+  CHECK_FALSE(taylor_supports(o, {{0, {}, true}}));  // a Laplacian over no coordinate
   auto network = make_network(nn::Activation::tanh, false, false);
   CHECK_THROWS_AS(taylor_partials(*network, points(o, 4), {{0, {0, 0, 0}}}, false), Error);
+  // a Laplacian's coordinates in any order name the same stream
+  const auto x = points(o, 4);
+  const auto unsorted = taylor_partials(*network, x, {{0, {2, 0}, true}}, false);
+  const auto sorted = taylor_partials(*network, x, {{0, {0, 2}, true}}, false);
+  CHECK(torch::equal(unsorted.at({0, {2, 0}, true}), sorted.at({0, {0, 2}, true})));
 }
 
 TEST_CASE("a second backward through the forward engine is refused, not silently wrong") {

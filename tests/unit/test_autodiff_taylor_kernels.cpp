@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../src/autodiff/taylor_gemm.hpp"
+#include "../../src/autodiff/taylor_kernels.hpp"
 #include "../../src/autodiff/taylor_tanh.hpp"
 #include <ATen/Dispatch.h>
 #include "tessera/autodiff/taylor_streams.hpp"
@@ -140,4 +141,18 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
                 tolerance * (1 + results[k + half].abs().max().item<double>()));
         }
       }
+}
+
+TEST_CASE("a stream shape survives its encoding for autograd's saved data") {
+  taylor::detail::StreamShape shape;
+  shape.firsts = 3;
+  shape.pairs = {{0, 0}, {0, 2}};
+  shape.laplacians = {{0, 1, 2}, {1, 2}};
+  const auto back = taylor::detail::decode(taylor::detail::encode(shape));
+  CHECK(back.firsts == 3);
+  CHECK(back.pairs == shape.pairs);
+  CHECK(back.laplacians == shape.laplacians);
+  auto truncated = taylor::detail::encode(shape);
+  truncated.pop_back();
+  CHECK_THROWS(taylor::detail::decode(truncated));
 }
