@@ -27,8 +27,9 @@ seed as published:
                       Xavier-normal weights and zero biases, boundary weight 100, Adam lr 1e-3
                       times 0.9 every 1000 iterations (default --iterations 3000), then
                       --lbfgs-iterations (default 500) of torch.optim.LBFGS (lr 1, history 50,
-                      strong Wolfe line search) on freshly drawn points; the L-BFGS loss is
-                      averaged over the ranks so that every rank takes the same decisions.
+                      strong Wolfe line search) on freshly drawn points (--lbfgs-points per
+                      rank, default --points); the L-BFGS loss is averaged over the ranks so
+                      that every rank takes the same decisions.
 """
 import argparse
 import json
@@ -65,10 +66,14 @@ def parse_arguments():
     parser.add_argument("--stop-at", type=float, default=None, help="stop once rel_l2 <= this (with --eval-every)")
     parser.add_argument("--tessera-settings", action="store_true", help="Tessera's settings (see above)")
     parser.add_argument("--lbfgs-iterations", type=int, default=500, help="with --tessera-settings")
+    parser.add_argument("--lbfgs-points", type=int, default=None,
+                        help="collocation points per rank in the L-BFGS stage (default --points)")
     parser.add_argument("--boundary-weight", type=float, default=None, help="default 1 (100 with --tessera-settings)")
     args = parser.parse_args()
     if args.iterations is None:
         args.iterations = 3000 if args.tessera_settings else 300
+    if args.lbfgs_points is None:
+        args.lbfgs_points = args.points
     if args.boundary_weight is None:
         args.boundary_weight = 100.0 if args.tessera_settings else 1.0
     if args.stop_at is not None and args.eval_every <= 0:
@@ -234,7 +239,7 @@ def main():
 
     lbfgs_done = 0
     if args.tessera_settings and args.lbfgs_iterations > 0 and not stopped:
-        interior = torch.rand(args.points, 2, generator=generator).to(**options).requires_grad_(True)
+        interior = torch.rand(args.lbfgs_points, 2, generator=generator).to(**options).requires_grad_(True)
         boundary = boundary_points(args.boundary_points, generator, options)
         lbfgs = torch.optim.LBFGS(model.parameters(), lr=1.0, history_size=50, tolerance_grad=1e-9,
                                   tolerance_change=1e-12, line_search_fn="strong_wolfe")

@@ -3,9 +3,9 @@
 on the unit square, u = 0 on the boundary; 101 x 101 grid) is <= 1e-2 and <= 1e-3, on 2 ranks,
 for three runs from one invocation:
 
-  tessera         `mpiexec.mpich -n 2 build/tessera run cases/poisson2d.json` as shipped (1500 Adam
-                  + 500 L-BFGS), on 2 data-parallel replicas (decomposition.ranks_per_subdomain=2,
-                  so the 2048 / 4096 points are split between them), logging every 50 iterations;
+  tessera         `mpiexec.mpich -n 2 build/tessera run cases/poisson2d.json` as shipped (Adam, then
+                  L-BFGS), on 2 data-parallel replicas (decomposition.ranks_per_subdomain=2, so
+                  the case's points are split between them), logging every 50 iterations;
                   the times are history.jsonl's wall_s (from the start of training; Tessera's own
                   error evaluation at each log line is inside it).
   seed published  tools/bench/seed_poisson_ddp.py as published (Adam lr 1e-3, boundary weight 1,
@@ -14,7 +14,8 @@ for three runs from one invocation:
   seed + settings the same script with --tessera-settings (inputs to [-1, 1], Xavier normal,
                   boundary weight 100, lr 0.9x every 1000, the shipped case's Adam and L-BFGS
                   iteration counts (read from it), L-BFGS with strong Wolfe)
-                  and Tessera's point counts (2048 + 512 in all, split over the ranks).
+                  and the case's point counts (collocation in the Adam and in the L-BFGS stage,
+                  boundary; in all, split over the ranks).
 
 The seed runs evaluate the error every 50 iterations on rank 0 outside their timed clock, which
 starts at iteration 0 after start-up, like Tessera's. seed+settings / Tessera is the gain from
@@ -50,7 +51,8 @@ def run_tessera(args, out):
     if args.quick:
         stages = [{"optimizer": "adam", "iterations": args.adam_iterations, "lr": 1e-3,
                    "decay": {"rate": 0.9, "every": 1000}},
-                  {"optimizer": "lbfgs", "iterations": args.lbfgs_iterations, "points": 4096}]
+                  {"optimizer": "lbfgs", "iterations": args.lbfgs_iterations,
+                   "points": args.shipped["lbfgs_points"]}]
         command += ["--set", "training.stages=" + json.dumps(stages)]
     if args.time_limit is not None:
         command += ["--set", f"training.time_limit={args.time_limit}"]
@@ -65,14 +67,20 @@ def run_tessera(args, out):
             "iterations": final["iteration"], "note": f"{final['iteration']} iterations (Adam + L-BFGS)"}
 
 
-def shipped_schedule():
-    """(Adam iterations, L-BFGS iterations) of cases/poisson2d.json, so the seed script with
-    Tessera's settings follows the shipped schedule."""
+def shipped_settings():
+    """What the seed script with Tessera's settings takes from cases/poisson2d.json, so that it
+    follows the shipped case: Adam and L-BFGS iterations, and the point counts in all (collocation
+    during Adam, collocation during L-BFGS, boundary)."""
     with open(os.path.join(ROOT, "cases", "poisson2d.json")) as f:
         text = "\n".join(line for line in f if not line.lstrip().startswith("//"))
-    stages = json.loads(text)["training"]["stages"]
-    count = {stage["optimizer"]: stage["iterations"] for stage in stages}
-    return count["adam"], count["lbfgs"]
+    case = json.loads(text)
+    stages = {stage["optimizer"]: stage for stage in case["training"]["stages"]}
+    points = case["training"]["collocation"]["points"]
+    return {"adam_iterations": stages["adam"]["iterations"],
+            "lbfgs_iterations": stages["lbfgs"]["iterations"],
+            "points": points,
+            "lbfgs_points": stages["lbfgs"].get("points", points),
+            "boundary_points": case["conditions"][0]["points"]}
 
 
 def run_seed(args, settings):
@@ -80,11 +88,14 @@ def run_seed(args, settings):
                "--world", str(args.ranks), "--threads", "1", "--eval-every", str(args.eval_every),
                "--stop-at", "1e-3"]
     if settings:
-        # Tessera's point counts too (2048 collocation + 512 boundary in all, split over the
-        # ranks as Tessera's replicas split them), so the ratio is speed alone.
+        # Tessera's point counts too (the case's, in all, split over the ranks as Tessera's
+        # replicas split them), so the ratio is speed alone.
+        shipped = args.shipped
         command += ["--tessera-settings", "--iterations", str(args.adam_iterations),
                     "--lbfgs-iterations", str(args.lbfgs_iterations),
-                    "--points", str(2048 // args.ranks), "--boundary-points", str(512 // args.ranks)]
+                    "--points", str(shipped["points"] // args.ranks),
+                    "--lbfgs-points", str(shipped["lbfgs_points"] // args.ranks),
+                    "--boundary-points", str(shipped["boundary_points"] // args.ranks)]
         if args.time_limit is not None:
             command += ["--time-limit", str(args.time_limit)]
     else:
@@ -114,7 +125,9 @@ def main():
     parser.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
     parser.add_argument("--python", default="/usr/bin/python3")
     args = parser.parse_args()
-    args.adam_iterations, args.lbfgs_iterations = (100, 20) if args.quick else shipped_schedule()
+    args.shipped = shipped_settings()
+    args.adam_iterations, args.lbfgs_iterations = ((100, 20) if args.quick else
+                                                   (args.shipped["adam_iterations"], args.shipped["lbfgs_iterations"]))
     if args.quick:
         args.published_limit = min(args.published_limit, 5.0)
 
