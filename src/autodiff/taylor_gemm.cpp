@@ -1,106 +1,276 @@
-// Register-tiled products for the forward engine's CPU path (see taylor_gemm.hpp). A tile is
-// R rows by V vectors of c held in R * V vector registers; each step broadcasts R elements of
-// a and multiplies them with V vectors of b. R = 6, V = 2 (12 accumulators) was the fastest of
-// the shapes tried for 50-wide layers on an AVX2 core: 75 GFLOP/s for a . W^T, 60 GFLOP/s
-// for the weight gradient, as fast as OpenBLAS's inner kernel at these shapes.
+// Register-tiled products for the forward engine's CPU path (see taylor_gemm.hpp). A tile of
+// the output sits in R x C vector registers while the loop over the summed index streams
+// operands through; its shape follows the CPU's register file, chosen once at run time:
+//   AVX-512 (32 registers of 64 bytes): gemm 5 rows x 3 registers, gemm_lanes 5 x 5 vectors;
+//   AVX2 (16 registers of 32 bytes): gemm 4 x 3, gemm_lanes 3 x 4;
+//   otherwise (SSE2, NEON, other compilers; 16 bytes): gemm 4 x 3, gemm_lanes 3 x 3.
+// Both AVX-512 shapes cover 50-wide layers and 96-point blocks with no remainder tile; in L1
+// (build/bench_product_kernel) gemm ran at 89-96 % of one core's FMA peak, gemm_lanes at 79-83 %
+// (71-75 % with 4 x 5 tiles).
 #include "taylor_gemm.hpp"
 
-#include <type_traits>
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {
 
+// The vector helpers below are always inlined, so the ABI of passing vectors by value, which
+// GCC warns about for the narrower targets, never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace {
 
-template <typename T>
-struct VectorOf {
-  typedef T type __attribute__((vector_size(vector_bytes)));
-  // For loads and stores at element alignment, through any T buffer.
-  typedef T unaligned __attribute__((vector_size(vector_bytes), aligned(alignof(T)), may_alias));
-};
+// A native vector of `Bytes` (16, 32 or 64: one SSE2/NEON, AVX2 or AVX-512 register). The
+// kernels' 64-byte vector is 64 / Bytes native ones, so each instruction set works in its own
+// registers: a 64-byte GCC vector on AVX2 went through the stack and ran six times slower.
+template <typename T, int Bytes>
+struct Native;
 
-constexpr int tile_rows = 6;
-constexpr int tile_vectors = 2;
+#define TESSERA_NATIVE_VECTOR(T, BYTES)                                                      \
+  template <>                                                                               \
+  struct Native<T, BYTES> {                                                                 \
+    typedef T type __attribute__((vector_size(BYTES)));                                     \
+    /* For loads and stores at element alignment, through any T buffer. */                 \
+    typedef T unaligned __attribute__((vector_size(BYTES), aligned(alignof(T)), may_alias)); \
+    static constexpr int64_t lanes = BYTES / static_cast<int64_t>(sizeof(T));               \
+    static constexpr int64_t pieces = vector_bytes / BYTES;  /* per kernel vector */        \
+  };
+TESSERA_NATIVE_VECTOR(float, 16)
+TESSERA_NATIVE_VECTOR(float, 32)
+TESSERA_NATIVE_VECTOR(float, 64)
+TESSERA_NATIVE_VECTOR(double, 16)
+TESSERA_NATIVE_VECTOR(double, 32)
+TESSERA_NATIVE_VECTOR(double, 64)
+#undef TESSERA_NATIVE_VECTOR
+
+template <typename T, int Bytes>
+TESSERA_INLINE typename Native<T, Bytes>::type load(const T* p) {
+  return *reinterpret_cast<const typename Native<T, Bytes>::unaligned*>(p);
+}
+
+template <typename T, int Bytes>
+TESSERA_INLINE void store(T* p, const typename Native<T, Bytes>::type& v) {
+  *reinterpret_cast<typename Native<T, Bytes>::unaligned*>(p) = v;
+}
 
 #define TESSERA_UNROLL _Pragma("GCC unroll 8")
 
-template <typename T, int R, int V>
-TESSERA_INLINE void tile(const T* a, int64_t a_row, int64_t a_step, const T* b, int64_t ldb,
-                         int64_t steps, T* c, int64_t ldc, bool accumulate, const T* bias) {
-  using Vector = typename VectorOf<T>::type;
-  using Unaligned = typename VectorOf<T>::unaligned;
-  constexpr int64_t L = lanes<T>();
-  Vector sum[R][V];
-  TESSERA_UNROLL for (int i = 0; i < R; ++i) TESSERA_UNROLL for (int j = 0; j < V; ++j) sum[i][j] = Vector{};
-  for (int64_t t = 0; t < steps; ++t) {
-    Vector row[V];
-    TESSERA_UNROLL for (int j = 0; j < V; ++j) row[j] = *reinterpret_cast<const Unaligned*>(b + t * ldb + j * L);
-    TESSERA_UNROLL for (int i = 0; i < R; ++i) {
-      const T s = a[i * a_row + t * a_step];
-      TESSERA_UNROLL for (int j = 0; j < V; ++j) sum[i][j] += s * row[j];
+// Covers rows x cols with kernel.tile<R, C>(i, j) tiles, then the last band of rows and the
+// last column of tiles with smaller compile-time shapes.
+template <int R, int C, typename Kernel>
+TESSERA_INLINE void tile_columns(const Kernel& kernel, int64_t i, int64_t j, int64_t cols) {
+  for (; j + C <= cols; j += C) kernel.template tile<R, C>(i, j);
+  if constexpr (C > 1) tile_columns<R, C - 1>(kernel, i, j, cols);
+}
+
+template <int R, int C, typename Kernel>
+TESSERA_INLINE void tile_rows(const Kernel& kernel, int64_t i, int64_t rows, int64_t cols) {
+  for (; i + R <= rows; i += R) tile_columns<R, C>(kernel, i, 0, cols);
+  if constexpr (R > 1) tile_rows<R - 1, C>(kernel, i, rows, cols);
+}
+
+// gemm: c rows i, native vectors j (see taylor_gemm.hpp).
+template <typename T, int Bytes>
+struct Product {
+  int64_t steps;
+  const T* a;
+  int64_t a_row, a_step;
+  const T* b;
+  int64_t ldb;
+  T* c;
+  int64_t ldc;
+  bool accumulate;
+  const T* row_bias;
+
+  template <int R, int V>
+  TESSERA_INLINE void tile(int64_t i, int64_t j) const {
+    using Vector = typename Native<T, Bytes>::type;
+    constexpr int64_t L = Native<T, Bytes>::lanes;
+    Vector sum[R][V];
+    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int v = 0; v < V; ++v) sum[r][v] = Vector{};
+    const T* a_tile = a + i * a_row;
+    const T* b_tile = b + j * L;
+    for (int64_t t = 0; t < steps; ++t) {
+      Vector row[V];
+      TESSERA_UNROLL for (int v = 0; v < V; ++v) row[v] = load<T, Bytes>(b_tile + t * ldb + v * L);
+      TESSERA_UNROLL for (int r = 0; r < R; ++r) {
+        const T s = a_tile[r * a_row + t * a_step];
+        TESSERA_UNROLL for (int v = 0; v < V; ++v) sum[r][v] += s * row[v];
+      }
+    }
+    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int v = 0; v < V; ++v) {
+      T* out = c + (i + r) * ldc + (j + v) * L;
+      Vector value = sum[r][v];
+      if (row_bias) value += row_bias[i + r];
+      if (accumulate) value += load<T, Bytes>(out);
+      store<T, Bytes>(out, value);
     }
   }
-  TESSERA_UNROLL for (int i = 0; i < R; ++i) TESSERA_UNROLL for (int j = 0; j < V; ++j) {
-    auto* out = reinterpret_cast<Unaligned*>(c + i * ldc + j * L);
-    Vector value = sum[i][j];
-    if (bias) value += *reinterpret_cast<const Unaligned*>(bias + j * L);
-    if (accumulate) value += *out;
-    *out = value;
+};
+
+// gemm_lanes: partial sums for rows i of a and rows j of b (see taylor_gemm.hpp). Where a
+// native vector is narrower than the kernels' vector, its pieces share one accumulator, which
+// lands in the first native vector of the partial entry (the rest stays zero): the lanes of an
+// entry are summed by the caller anyway, and one accumulator per pair of rows lets AVX2 hold a
+// 3 x 4 tile in its 16 registers.
+template <typename T, int Bytes>
+struct LaneProduct {
+  int64_t cols, vectors, sets;
+  const T* a;
+  int64_t lda, a_set;
+  const T* b;
+  int64_t ldb, b_set;
+  T* partial;
+  bool accumulate;
+
+  template <int R, int C>
+  TESSERA_INLINE void tile(int64_t i, int64_t j) const {
+    using Vector = typename Native<T, Bytes>::type;
+    constexpr int64_t L = Native<T, Bytes>::lanes;
+    constexpr int64_t pieces = vectors_per_kernel_vector();
+    Vector sum[R][C];
+    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int c = 0; c < C; ++c) sum[r][c] = Vector{};
+    for (int64_t s = 0; s < sets; ++s) {
+      const T* a_tile = a + s * a_set + i * lda;
+      const T* b_tile = b + s * b_set + j * ldb;
+      for (int64_t e = 0; e < vectors * pieces * L; e += L) {
+        Vector x[R];
+        TESSERA_UNROLL for (int r = 0; r < R; ++r) x[r] = load<T, Bytes>(a_tile + r * lda + e);
+        TESSERA_UNROLL for (int c = 0; c < C; ++c) {
+          const Vector y = load<T, Bytes>(b_tile + c * ldb + e);
+          TESSERA_UNROLL for (int r = 0; r < R; ++r) sum[r][c] += x[r] * y;
+        }
+      }
+    }
+    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int c = 0; c < C; ++c) {
+      T* out = partial + ((i + r) * cols + j + c) * lanes<T>();
+      if (accumulate) {
+        store<T, Bytes>(out, sum[r][c] + load<T, Bytes>(out));
+      } else {
+        store<T, Bytes>(out, sum[r][c]);
+        for (int64_t q = 1; q < pieces; ++q) store<T, Bytes>(out + q * L, Vector{});
+      }
+    }
   }
+
+  static constexpr int64_t vectors_per_kernel_vector() { return Native<T, Bytes>::pieces; }
+};
+
+// Runs a kernel over its rows and columns (for gemm: native vectors) in R x C tiles.
+template <int R, int C, typename T, int Bytes>
+TESSERA_INLINE void run(const Product<T, Bytes>& p, int64_t rows, int64_t vectors) {
+  tile_rows<R, C>(p, 0, rows, vectors * Native<T, Bytes>::pieces);
 }
 
-// One band of R rows across all vectors of c.
-template <typename T, int R>
-TESSERA_INLINE void band(const T* a, int64_t a_row, int64_t a_step, const T* b, int64_t ldb,
-                         int64_t steps, T* c, int64_t ldc, int64_t vectors, bool accumulate,
-                         const T* bias) {
-  constexpr int64_t L = lanes<T>();
-  int64_t j = 0;
-  for (; j + tile_vectors <= vectors; j += tile_vectors)
-    tile<T, R, tile_vectors>(a, a_row, a_step, b + j * L, ldb, steps, c + j * L, ldc, accumulate,
-                             bias ? bias + j * L : nullptr);
-  static_assert(tile_vectors == 2, "the remainder below handles one leftover vector");
-  if (j < vectors)
-    tile<T, R, 1>(a, a_row, a_step, b + j * L, ldb, steps, c + j * L, ldc, accumulate,
-                  bias ? bias + j * L : nullptr);
+template <int R, int C, typename T, int Bytes>
+TESSERA_INLINE void run(const LaneProduct<T, Bytes>& p, int64_t rows, int64_t cols) {
+  tile_rows<R, C>(p, 0, rows, cols);
 }
+
+// Each instruction set's version of both kernels, with tile shapes for its register file.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && __GNUC__ >= 12
+#define TESSERA_GEMM_DISPATCH 1
 
 template <typename T>
-TESSERA_INLINE void gemm_rows(int64_t rows, int64_t vectors, int64_t steps, const T* a,
-                              int64_t a_row, int64_t a_step, const T* b, int64_t ldb, T* c,
-                              int64_t ldc, bool accumulate, const T* bias) {
-  int64_t i = 0;
-  for (; i + tile_rows <= rows; i += tile_rows)
-    band<T, tile_rows>(a + i * a_row, a_row, a_step, b, ldb, steps, c + i * ldc, ldc, vectors,
-                       accumulate, bias);
-  const auto rest = [&](auto r) {
-    band<T, decltype(r)::value>(a + i * a_row, a_row, a_step, b, ldb, steps, c + i * ldc, ldc,
-                                vectors, accumulate, bias);
-  };
-  static_assert(tile_rows == 6, "the remainder below handles up to five leftover rows");
-  switch (rows - i) {
-    case 5: rest(std::integral_constant<int, 5>{}); break;
-    case 4: rest(std::integral_constant<int, 4>{}); break;
-    case 3: rest(std::integral_constant<int, 3>{}); break;
-    case 2: rest(std::integral_constant<int, 2>{}); break;
-    case 1: rest(std::integral_constant<int, 1>{}); break;
-    default: break;
+__attribute__((target("arch=x86-64-v4"))) void products_v4(const Product<T, 64>& p, int64_t rows, int64_t vectors) {
+  run<5, 3>(p, rows, vectors);
+}
+template <typename T>
+__attribute__((target("arch=x86-64-v4"))) void products_v4(const LaneProduct<T, 64>& p, int64_t rows, int64_t cols) {
+  run<5, 5>(p, rows, cols);
+}
+template <typename T>
+__attribute__((target("arch=x86-64-v3"))) void products_v3(const Product<T, 32>& p, int64_t rows, int64_t vectors) {
+  run<4, 3>(p, rows, vectors);
+}
+template <typename T>
+__attribute__((target("arch=x86-64-v3"))) void products_v3(const LaneProduct<T, 32>& p, int64_t rows, int64_t cols) {
+  run<3, 4>(p, rows, cols);
+}
+
+enum class Isa { baseline, v3, v4 };  // in order: each runs wherever the next one does
+
+Isa best_isa() {
+  return __builtin_cpu_supports("x86-64-v4")   ? Isa::v4
+         : __builtin_cpu_supports("x86-64-v3") ? Isa::v3
+                                               : Isa::baseline;
+}
+
+// The best the CPU has, or less where TESSERA_CPU_KERNELS asks for less (for tests and for
+// comparing results across machines).
+Isa isa() {
+  static const Isa chosen = [] {
+    const Isa best = best_isa();
+    const char* asked = std::getenv("TESSERA_CPU_KERNELS");
+    if (!asked || !*asked) return best;
+    const std::string name = asked;
+    Isa wanted;
+    if (name == "avx512") wanted = Isa::v4;
+    else if (name == "avx2") wanted = Isa::v3;
+    else if (name == "baseline") wanted = Isa::baseline;
+    else
+      throw std::invalid_argument("TESSERA_CPU_KERNELS=" + name +
+                                  " is not a kernel set: use avx512, avx2 or baseline (or unset it)");
+    return std::min(wanted, best);
+  }();
+  return chosen;
+}
+#endif
+
+template <typename T>
+void products_baseline(const Product<T, 16>& p, int64_t rows, int64_t vectors) {
+  run<4, 3>(p, rows, vectors);
+}
+template <typename T>
+void products_baseline(const LaneProduct<T, 16>& p, int64_t rows, int64_t cols) {
+  run<3, 3>(p, rows, cols);
+}
+
+// The same operands for every version: Kernel<T, Bytes> built by `make` for the chosen width.
+template <template <typename, int> class Kernel, typename T, typename... Fields>
+void products(int64_t rows, int64_t cols, const Fields&... fields) {
+#ifdef TESSERA_GEMM_DISPATCH
+  switch (isa()) {
+    case Isa::v4: return products_v4(Kernel<T, 64>{fields...}, rows, cols);
+    case Isa::v3: return products_v3(Kernel<T, 32>{fields...}, rows, cols);
+    case Isa::baseline: break;
   }
+#endif
+  products_baseline(Kernel<T, 16>{fields...}, rows, cols);
 }
 
 }  // namespace
 
-TESSERA_VECTOR_CLONES void gemm(int64_t rows, int64_t vectors, int64_t steps, const float* a,
-                                int64_t a_row, int64_t a_step, const float* b, int64_t ldb,
-                                float* c, int64_t ldc, bool accumulate, const float* bias) {
-  gemm_rows(rows, vectors, steps, a, a_row, a_step, b, ldb, c, ldc, accumulate, bias);
+const char* cpu_kernels() {
+#ifdef TESSERA_GEMM_DISPATCH
+  switch (isa()) {
+    case Isa::v4: return "avx512";
+    case Isa::v3: return "avx2";
+    case Isa::baseline: break;
+  }
+#endif
+  return "baseline";
 }
 
-TESSERA_VECTOR_CLONES void gemm(int64_t rows, int64_t vectors, int64_t steps, const double* a,
-                                int64_t a_row, int64_t a_step, const double* b, int64_t ldb,
-                                double* c, int64_t ldc, bool accumulate, const double* bias) {
-  gemm_rows(rows, vectors, steps, a, a_row, a_step, b, ldb, c, ldc, accumulate, bias);
-}
+#define TESSERA_GEMM_ENTRIES(T)                                                                  \
+  void gemm(int64_t rows, int64_t vectors, int64_t steps, const T* a, int64_t a_row,           \
+            int64_t a_step, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate,       \
+            const T* row_bias) {                                                               \
+    products<Product, T>(rows, vectors, steps, a, a_row, a_step, b, ldb, c, ldc, accumulate,   \
+                         row_bias);                                                            \
+  }                                                                                            \
+  void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const T* a,       \
+                  int64_t lda, int64_t a_set, const T* b, int64_t ldb, int64_t b_set,          \
+                  T* partial, bool accumulate) {                                               \
+    products<LaneProduct, T>(rows, cols, cols, vectors, sets, a, lda, a_set, b, ldb, b_set,    \
+                             partial, accumulate);                                             \
+  }
+TESSERA_GEMM_ENTRIES(float)
+TESSERA_GEMM_ENTRIES(double)
+#undef TESSERA_GEMM_ENTRIES
 
 }  // namespace tessera::autodiff::taylor::detail

@@ -1,15 +1,18 @@
 #pragma once
-// The small matrix products of the forward engine's CPU path, on rows padded to whole vectors.
-// BLAS is built for large products: at this network's shapes (blocks of a few hundred rows,
-// 50 x 50 weights) OpenBLAS spent a third of its time packing operands and zeroing outputs
-// (sgemm_beta, sgemm_*copy), and the output of one call left the cache before the element-wise
-// step read it. These register-tiled loops need neither; their operands are cache-resident.
+// The small matrix products of the forward engine's CPU path. The whole-network node keeps a
+// block's streams points-minor: one row per neuron, one column per point of the block, so a
+// row is whole vectors (blocks hold whole vectors of points) and no neuron is padded. BLAS is
+// built for large products: at this network's shapes (50 x 50 weights, blocks of ~100 points)
+// OpenBLAS spent a third of its time packing operands and zeroing outputs, and the output of one
+// call left the cache before the element-wise step read it. These register-tiled loops need
+// neither; their operands are cache-resident.
 #include <cstdint>
 
 namespace tessera::autodiff::taylor::detail {
 
-/// Bytes per vector register the kernels assume (AVX2); rows are padded to a multiple of it.
-constexpr int64_t vector_bytes = 32;
+/// Bytes of the kernels' vector: one AVX-512 register, two AVX2 or four SSE2/NEON registers
+/// (the compiler splits it where the CPU's registers are narrower).
+constexpr int64_t vector_bytes = 64;
 
 /// Elements of type T per vector.
 template <typename T>
@@ -17,23 +20,36 @@ constexpr int64_t lanes() {
   return vector_bytes / static_cast<int64_t>(sizeof(T));
 }
 
-/// `width` rounded up to whole vectors of T.
-template <typename T>
-constexpr int64_t padded_width(int64_t width) {
-  return (width + lanes<T>() - 1) / lanes<T>() * lanes<T>();
-}
-
 /// For i < rows and the `vectors` * lanes columns j:
-///   c[i * ldc + j] (+)= sum_{t < steps} a[i * a_row + t * a_step] * b[t * ldb + j]  (+ bias[j])
-/// `accumulate` adds to c instead of overwriting it; `bias` (may be null) is added per row.
-/// b, c and bias rows hold whole vectors (their padding columns are computed like the others);
-/// a is read element by element, so it needs no padding. Both strides of a make the one kernel
-/// serve a . W^T (a_step = 1) and the weight gradient a^T . h (a_row = 1).
+///   c[i * ldc + j] (+)= sum_{t < steps} a[i * a_row + t * a_step] * b[t * ldb + j]  (+ row_bias[i])
+/// `accumulate` adds to c instead of overwriting it; `row_bias` (may be null) is added to row i.
+/// b and c rows hold whole vectors; a is read element by element, so its two strides make the
+/// one kernel serve W . h (a_row = in, a_step = 1) and W^T . g (a_row = 1, a_step = in).
 void gemm(int64_t rows, int64_t vectors, int64_t steps, const float* a, int64_t a_row,
           int64_t a_step, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate,
-          const float* bias);
+          const float* row_bias);
 void gemm(int64_t rows, int64_t vectors, int64_t steps, const double* a, int64_t a_row,
           int64_t a_step, const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate,
-          const double* bias);
+          const double* row_bias);
+
+/// The products a . b^T over rows of whole vectors, summed over `sets` pairs of operands but
+/// left spread over the lanes of one vector per result: for i < rows and j < cols, the `lanes`
+/// elements from partial + (i * cols + j) * lanes sum to
+///   sum_{s < sets} sum_{e < vectors * lanes} a[s * a_set + i * lda + e] * b[s * b_set + j * ldb + e]
+/// (how the terms spread over the lanes depends on the instruction set). `accumulate` adds to
+/// the entries instead of overwriting them. Summing the lanes is left to the caller, who can
+/// add many calls (the weight gradient of many blocks) with one horizontal sum at the end.
+void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const float* a,
+                int64_t lda, int64_t a_set, const float* b, int64_t ldb, int64_t b_set,
+                float* partial, bool accumulate);
+void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const double* a,
+                int64_t lda, int64_t a_set, const double* b, int64_t ldb, int64_t b_set,
+                double* partial, bool accumulate);
+
+/// The kernel set the products run: "avx512", "avx2" or "baseline", the best the CPU has unless
+/// the environment variable TESSERA_CPU_KERNELS asks for a lower one (x86-64 GCC builds; other
+/// builds always say "baseline": one version, compiled for the build's target). An unknown
+/// value throws std::invalid_argument at the first product.
+const char* cpu_kernels();
 
 }  // namespace tessera::autodiff::taylor::detail

@@ -1,6 +1,7 @@
 // The forward engine on a CPU: the whole MLP as one autograd node that takes a block of points
-// through every layer while the block's streams sit in cache. Per layer and block: the
-// register-tiled product (taylor_gemm.hpp) with the bias folded into the value stream, the
+// through every layer while the block's streams sit in cache, one row per neuron and one column
+// per point. Per layer and block: the register-tiled product (taylor_gemm.hpp) with the bias
+// folded into the value stream, the
 // activation's primitives for the value rows, the fused element-wise step. The backward walks
 // the layers in reverse the same way. One node instead of a matrix product, an element-wise node
 // and a handful of views per layer per block; profiled on the seed problem, the per-layer path
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "taylor_gemm.hpp"
 #include "taylor_kernels.hpp"
@@ -24,128 +26,116 @@ namespace {
 
 using detail::gemm;
 using detail::lanes;
-using detail::padded_width;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Points per block (TESSERA_TAYLOR_BLOCK overrides, for tuning): about 400 rows over all
-// streams keep a layer's input, pre-activation, primitives and output within a 512 KiB L2.
+// Points per block (TESSERA_TAYLOR_BLOCK overrides, for tuning), in whole vectors of points:
+// about 400 rows over all streams keep a layer's input, pre-activation, primitives and output
+// within a 512 KiB L2.
+template <typename T>
 int64_t block_points(int64_t streams) {
   static const int64_t forced = [] {
     const char* text = std::getenv("TESSERA_TAYLOR_BLOCK");
     return text ? std::max<int64_t>(std::atoll(text), 1) : int64_t{0};
   }();
-  return forced > 0 ? forced : std::max<int64_t>(400 / streams, 8);
+  const int64_t wanted = forced > 0 ? forced : 400 / streams;
+  return std::max<int64_t>((wanted + lanes<T>() / 2) / lanes<T>(), 1) * lanes<T>();
 }
 
-// t with its last dimension widened to `width` by zero columns.
-torch::Tensor widened(const torch::Tensor& t, int64_t width) {
-  auto sizes = t.sizes().vec();
-  sizes.back() = width;
-  auto out = torch::zeros(sizes, t.options());
-  out.narrow(-1, 0, t.size(-1)).copy_(t);
-  return out;
-}
-
-// One layer's operands in the kernels' padded layout, pointing into a Packed network's storage.
-template <typename T>
-struct Layer {
-  int64_t in = 0, out = 0, in_padded = 0, out_padded = 0;
-  const T* transposed = nullptr;  // W^T [in, out_padded], for the forward product
-  const T* weight = nullptr;      // W [out, in_padded], for the input gradient
-  const T* bias = nullptr;        // [out_padded]
-};
-
-// All layers' operands in one zeroed buffer, filled by plain loops: building them from tensor
-// operations (transpose, zeros, narrow, copy per operand) took 4 % of a small-batch iteration.
-template <typename T>
-struct Packed {
-  torch::Tensor storage;
-  std::vector<Layer<T>> layers;
-};
-
-template <typename T>
-Packed<T> pack(at::TensorList parameters) {
-  Packed<T> packed;
-  std::vector<torch::Tensor> weights, biases;
-  int64_t size = 0;
-  for (std::size_t k = 0; k + 1 < parameters.size(); k += 2) {
-    weights.push_back(parameters[k].detach().contiguous());
-    biases.push_back(parameters[k + 1].detach().contiguous());
-    Layer<T> layer;
-    layer.out = weights.back().size(0);
-    layer.in = weights.back().size(1);
-    layer.out_padded = padded_width<T>(layer.out);
-    layer.in_padded = padded_width<T>(layer.in);
-    size += layer.in * layer.out_padded + layer.out * layer.in_padded + layer.out_padded;
-    packed.layers.push_back(layer);
-  }
-  packed.storage = torch::zeros({size}, parameters[0].options().requires_grad(false));
-  T* next = packed.storage.template data_ptr<T>();
-  for (std::size_t l = 0; l < packed.layers.size(); ++l) {
-    Layer<T>& layer = packed.layers[l];
-    const T* w = weights[l].template data_ptr<T>();
-    const T* b = biases[l].template data_ptr<T>();
-    T* transposed = next;
-    T* weight = transposed + layer.in * layer.out_padded;
-    T* bias = weight + layer.out * layer.in_padded;
-    next = bias + layer.out_padded;
-    for (int64_t o = 0; o < layer.out; ++o) {
-      for (int64_t i = 0; i < layer.in; ++i) {
-        transposed[i * layer.out_padded + o] = w[o * layer.in + i];
-        weight[o * layer.in_padded + i] = w[o * layer.in + i];
-      }
-      bias[o] = b[o];
-    }
-    layer.transposed = transposed;
-    layer.weight = weight;
-    layer.bias = bias;
-  }
-  return packed;
-}
-
+// How the points are cut into blocks. Inside the node every [K, n, w] array is held blocked:
+// [K, padded, w] where block b's size * w elements of a stream hold that block's [w][size]
+// transpose, one row per neuron (see taylor_gemm.hpp); the last block's missing points are
+// zero features, whose output nobody reads and whose gradient is zero.
 struct Blocks {
   int64_t streams = 0, points = 0, size = 0;
   int64_t count() const { return (points + size - 1) / size; }
+  int64_t padded() const { return count() * size; }
 };
 
-// What the backward needs from the forward. A layer's output streams are not kept: the
-// backward recomputes them from the pre-activation and primitives (a cheap element-wise pass)
-// into cache-resident scratch, which halves the memory traffic of the backward.
+// [K, n, w] (one row per point) -> blocked [K, padded, w].
+template <typename T>
+torch::Tensor to_blocks(const torch::Tensor& rows, const Blocks& blocks) {
+  const int64_t K = rows.size(0), n = rows.size(1), w = rows.size(2), size = blocks.size;
+  auto out = torch::zeros({K, blocks.padded(), w}, rows.options());
+  const T* from = rows.data_ptr<T>();
+  T* to = out.data_ptr<T>();
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t p = 0; p < n; ++p) {
+      T* block = to + (k * blocks.padded() + p / size * size) * w + p % size;
+      for (int64_t i = 0; i < w; ++i) block[i * size] = from[(k * n + p) * w + i];
+    }
+  return out;
+}
+
+// Blocked [K, padded, w] -> [K, n, w].
+template <typename T>
+torch::Tensor from_blocks(const torch::Tensor& blocked, const Blocks& blocks) {
+  const int64_t K = blocked.size(0), n = blocks.points, w = blocked.size(2), size = blocks.size;
+  auto out = torch::empty({K, n, w}, blocked.options());
+  const T* from = blocked.data_ptr<T>();
+  T* to = out.data_ptr<T>();
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t p = 0; p < n; ++p) {
+      const T* block = from + (k * blocks.padded() + p / size * size) * w + p % size;
+      for (int64_t i = 0; i < w; ++i) to[(k * n + p) * w + i] = block[i * size];
+    }
+  return out;
+}
+
+// One layer's parameters as the kernels read them: W [out, in] and b [out], contiguous.
+template <typename T>
+struct Layer {
+  int64_t in = 0, out = 0;
+  const T* weight = nullptr;
+  const T* bias = nullptr;
+};
+
+// The layers over contiguous copies of the parameters [W_0, b_0, W_1, b_1, ...].
+template <typename T>
+struct Network {
+  std::vector<torch::Tensor> kept;
+  std::vector<Layer<T>> layers;
+
+  explicit Network(at::TensorList parameters) {
+    for (const auto& p : parameters) kept.push_back(p.detach().contiguous());
+    for (std::size_t k = 0; k + 1 < kept.size(); k += 2)
+      layers.push_back({kept[k].size(1), kept[k].size(0), kept[k].template data_ptr<T>(),
+                        kept[k + 1].template data_ptr<T>()});
+  }
+};
+
+// What the backward needs from the forward, all blocked. A layer's output streams are not kept:
+// the backward recomputes them from the pre-activation and primitives (a cheap element-wise
+// pass) into cache-resident scratch, which halves the memory traffic of the backward.
 struct Activations {
-  torch::Tensor features;             // the first layer's input streams [K, n, f_padded]
+  torch::Tensor features;             // the first layer's input streams
   std::vector<torch::Tensor> pre;     // hidden layers' pre-activations z (bias in the value stream)
-  std::vector<std::vector<torch::Tensor>> primitives;  // hidden layers' primitives, [n, width]
+  std::vector<std::vector<torch::Tensor>> primitives;  // hidden layers' primitives, [padded, w]
 };
 
-// Block-local arrays of [K, block, widest padded layer], one set per thread.
+// Uninitialised storage for n values of T: every element of the buffers below is written
+// before it is read, and zero-filling them took 1.7 % of a small-batch iteration.
+template <typename T>
+std::unique_ptr<T[]> uninitialised(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n)]);
+}
+
+// Block-local arrays of [K, widest layer, block], one set per thread.
 template <typename T>
 class Scratch {
  public:
   Scratch(int count, const std::vector<Layer<T>>& layers, const Blocks& blocks) {
     int64_t widest = 0;
-    for (const auto& layer : layers) widest = std::max({widest, layer.in_padded, layer.out_padded});
+    for (const auto& layer : layers) widest = std::max({widest, layer.in, layer.out});
     size_ = blocks.streams * blocks.size * widest;
-    data_.resize(static_cast<std::size_t>(count * size_));
+    data_ = uninitialised<T>(count * size_);
   }
-  T* operator[](int k) { return data_.data() + k * size_; }
+  T* operator[](int k) { return data_.get() + k * size_; }
 
  private:
-  std::vector<T> data_;
+  std::unique_ptr<T[]> data_;
   int64_t size_ = 0;
 };
-
-// c_k = a_k . b (+ bias on the value stream) for each stream k of a block: stream k of a starts
-// at a + k * a_plane with rows a_width apart, of c at c + k * c_plane with rows c_width apart;
-// b is [steps, c_width].
-template <typename T>
-void product_per_stream(int64_t streams, int64_t m, const T* a, int64_t a_plane, int64_t a_width,
-                        int64_t steps, const T* b, T* c, int64_t c_plane, int64_t c_width,
-                        const T* value_bias) {
-  for (int64_t k = 0; k < streams; ++k)
-    gemm(m, c_width / lanes<T>(), steps, a + k * a_plane, a_width, 1, b, c_width, c + k * c_plane,
-         c_width, false, k == 0 ? value_bias : nullptr);
-}
 
 template <typename T>
 std::vector<const T*> block_pointers(const std::vector<torch::Tensor>& tensors, int64_t offset) {
@@ -154,20 +144,29 @@ std::vector<const T*> block_pointers(const std::vector<torch::Tensor>& tensors, 
   return p;
 }
 
-// The primitives of the block's value rows [b0, b0 + m): tanh straight from the raw arrays (a
-// few microseconds of tensor dispatch per block add up over hundreds of blocks), the other
-// activations through tensor views.
+// The primitives of a block's value stream (`count` elements from `offset`): tanh straight from
+// the raw arrays (a few microseconds of tensor dispatch per block add up over hundreds of
+// blocks), the other activations through tensor views.
 template <typename T>
 void block_primitives(nn::Activation activation, const torch::Tensor& pre,
-                      std::vector<torch::Tensor>& primitives, int64_t b0, int64_t m) {
-  const int64_t w = pre.size(2);
+                      std::vector<torch::Tensor>& primitives, int64_t offset, int64_t count) {
   if (activation == nn::Activation::tanh) {
-    detail::tanh_into(pre.data_ptr<T>() + b0 * w, primitives[0].data_ptr<T>() + b0 * w, m * w);
+    detail::tanh_into(pre.data_ptr<T>() + offset, primitives[0].data_ptr<T>() + offset, count);
     return;
   }
-  std::vector<torch::Tensor> rows;
-  for (const auto& p : primitives) rows.push_back(p.narrow(0, b0, m));
-  activation_primitives_into(activation, pre.select(0, 0).narrow(0, b0, m), rows);
+  std::vector<torch::Tensor> flat;
+  for (const auto& p : primitives) flat.push_back(p.view({-1}).narrow(0, offset, count));
+  activation_primitives_into(activation, pre.select(0, 0).view({-1}).narrow(0, offset, count), flat);
+}
+
+// Every stream k of a block: z_k = W h_k (+ b on the value stream), [out][size] from [in][size].
+template <typename T>
+void layer_products(const Layer<T>& layer, const Blocks& blocks, const T* h, int64_t h_plane,
+                    T* z, int64_t z_plane) {
+  const int64_t size = blocks.size;
+  for (int64_t k = 0; k < blocks.streams; ++k)
+    gemm(layer.out, size / lanes<T>(), layer.in, layer.weight, layer.in, 1, h + k * h_plane, size,
+         z + k * z_plane, size, false, k == 0 ? layer.bias : nullptr);
 }
 
 template <typename T>
@@ -175,36 +174,33 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
                            const detail::StreamShape& shape, const Blocks& blocks,
                            Activations& saved) {
   const auto options = saved.features.options();
-  const int64_t K = blocks.streams, n = blocks.points;
+  const int64_t K = blocks.streams, P = blocks.padded(), size = blocks.size;
   const std::size_t hidden = layers.size() - 1;
   for (std::size_t l = 0; l < hidden; ++l) {
-    const int64_t width = layers[l].out_padded;
-    saved.pre.push_back(torch::empty({K, n, width}, options));
+    const int64_t width = layers[l].out;
+    saved.pre.push_back(torch::empty({K, P, width}, options));
     saved.primitives.emplace_back();
     for (int64_t p = 0; p < primitive_count(activation); ++p)
-      saved.primitives.back().push_back(torch::empty({n, width}, options));
+      saved.primitives.back().push_back(torch::empty({P, width}, options));
   }
-  auto out = torch::empty({K, n, layers.back().out_padded}, options);
+  auto out = torch::empty({K, P, layers.back().out}, options);
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
     Scratch<T> scratch(2, layers, blocks);
     for (int64_t block = first; block < last; ++block) {
-      const int64_t b0 = block * blocks.size, m = std::min(blocks.size, n - b0);
-      const int64_t features_width = layers[0].in_padded;
-      const T* h = saved.features.template data_ptr<T>() + b0 * features_width;
-      int64_t h_plane = n * features_width;
+      const int64_t b0 = block * size;
+      const T* h = saved.features.template data_ptr<T>() + b0 * layers[0].in;
+      int64_t h_plane = P * layers[0].in;
       for (std::size_t l = 0; l <= hidden; ++l) {
-        const Layer<T>& layer = layers[l];
-        const int64_t w = layer.out_padded;
+        const int64_t w = layers[l].out;
         T* z = (l == hidden ? out : saved.pre[l]).template data_ptr<T>() + b0 * w;
-        product_per_stream<T>(K, m, h, h_plane, layer.in_padded, layer.in,
-                              layer.transposed, z, n * w, w, layer.bias);
+        layer_products(layers[l], blocks, h, h_plane, z, P * w);
         if (l == hidden) break;
-        block_primitives<T>(activation, saved.pre[l], saved.primitives[l], b0, m);
+        block_primitives<T>(activation, saved.pre[l], saved.primitives[l], b0 * w, size * w);
         T* next = scratch[static_cast<int>(l % 2)];
-        detail::streams_forward_range(activation, z, n * w, block_pointers<T>(saved.primitives[l], b0 * w),
-                                      shape, m * w, next, m * w);
+        detail::streams_forward_range(activation, z, P * w, block_pointers<T>(saved.primitives[l], b0 * w),
+                                      shape, size * w, next, size * w);
         h = next;
-        h_plane = m * w;
+        h_plane = size * w;
       }
     }
   });
@@ -219,103 +215,124 @@ struct GradientLayout {
   explicit GradientLayout(const std::vector<Layer<T>>& layers) {
     for (const auto& layer : layers) {
       weight.push_back(size);
-      size += layer.out * layer.in_padded;
+      size += layer.out * layer.in;
       bias.push_back(size);
-      size += layer.out_padded;
+      size += layer.out;
     }
   }
 };
 
-// The parameter gradients [W_0, b_0, W_1, b_1, ...] from the padded output gradient.
+// Blocks per chunk of the backward. Each chunk sums its parameter gradients per lane (see
+// gemm_lanes), folds the lanes once at its end, and the chunks are added in order: the result
+// does not depend on how chunks were spread over threads.
+constexpr int64_t blocks_per_chunk = 8;
+
+// The parameter gradients [W_0, b_0, W_1, b_1, ...] from the blocked output gradient.
 template <typename T>
 std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn::Activation activation,
                                          const detail::StreamShape& shape, const Blocks& blocks,
                                          const Activations& saved, const torch::Tensor& grad_out) {
   const auto options = grad_out.options();
-  const int64_t K = blocks.streams, n = blocks.points;
+  const int64_t K = blocks.streams, P = blocks.padded(), size = blocks.size, L = lanes<T>();
+  const int64_t vectors = size / L;
   const std::size_t hidden = layers.size() - 1;
-  // Parameter gradients are summed per block, then over blocks in block order, so the result
-  // does not depend on how blocks were spread over threads.
   const GradientLayout layout(layers);
-  auto partial = torch::zeros({blocks.count(), layout.size}, options);
-  at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
+  const int64_t chunks = (blocks.count() + blocks_per_chunk - 1) / blocks_per_chunk;
+  auto partial = torch::empty({chunks, layout.size}, options);
+  const std::vector<T> ones(static_cast<std::size_t>(size), T(1));  // a bias gradient is g_0 . 1
+  at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     // The gradient at a layer's output, at its pre-activation, and its recomputed input.
     Scratch<T> scratch(3, layers, blocks);
     T *grad_h = scratch[0], *grad_z = scratch[1], *input = scratch[2];
-    for (int64_t block = first; block < last; ++block) {
-      const int64_t b0 = block * blocks.size, m = std::min(blocks.size, n - b0);
-      T* sums = partial.template data_ptr<T>() + block * layout.size;
-      for (std::size_t l = layers.size(); l-- > 0;) {
-        const Layer<T>& layer = layers[l];
-        const int64_t w = layer.out_padded;
-        const T* gz = grad_out.template data_ptr<T>() + b0 * w;
-        int64_t gz_plane = n * w;
-        if (l < hidden) {
-          detail::streams_backward_range(activation, saved.pre[l].template data_ptr<T>() + b0 * w,
-                                         n * w, grad_h, block_pointers<T>(saved.primitives[l], b0 * w),
-                                         shape, m * w, grad_z, m * w);
-          gz = grad_z;
-          gz_plane = m * w;
+    // Written by each chunk's first block (accumulate = false), so never read uninitialised.
+    const auto by_lane = uninitialised<T>(layout.size * L);
+    for (int64_t chunk = first; chunk < last; ++chunk) {
+      const int64_t chunk_end = std::min(blocks.count(), (chunk + 1) * blocks_per_chunk);
+      for (int64_t block = chunk * blocks_per_chunk; block < chunk_end; ++block) {
+        const bool accumulate = block > chunk * blocks_per_chunk;
+        const int64_t b0 = block * size;
+        for (std::size_t l = layers.size(); l-- > 0;) {
+          const Layer<T>& layer = layers[l];
+          const int64_t w = layer.out, in = layer.in;
+          const T* gz = grad_out.template data_ptr<T>() + b0 * w;
+          int64_t gz_plane = P * w;
+          if (l < hidden) {
+            detail::streams_backward_range(activation, saved.pre[l].template data_ptr<T>() + b0 * w,
+                                           P * w, grad_h, block_pointers<T>(saved.primitives[l], b0 * w),
+                                           shape, size * w, grad_z, size * w);
+            gz = grad_z;
+            gz_plane = size * w;
+          }
+          const T* h = saved.features.template data_ptr<T>() + b0 * in;
+          int64_t h_plane = P * in;
+          if (l > 0) {
+            detail::streams_forward_range(activation, saved.pre[l - 1].template data_ptr<T>() + b0 * in,
+                                          P * in, block_pointers<T>(saved.primitives[l - 1], b0 * in),
+                                          shape, size * in, input, size * in);
+            h = input;
+            h_plane = size * in;
+          }
+          T* weight_lanes = by_lane.get() + layout.weight[l] * L;
+          T* bias_lanes = by_lane.get() + layout.bias[l] * L;
+          detail::gemm_lanes(w, in, vectors, K, gz, size, gz_plane, h, size, h_plane, weight_lanes, accumulate);
+          detail::gemm_lanes(w, 1, vectors, 1, gz, size, 0, ones.data(), 0, 0, bias_lanes, accumulate);
+          // g_h = W^T g_z for every stream, into the layer below.
+          if (l > 0)
+            for (int64_t k = 0; k < K; ++k)
+              gemm(in, vectors, w, layer.weight, 1, in, gz + k * gz_plane, size,
+                   grad_h + k * size * in, size, false, static_cast<const T*>(nullptr));
         }
-        const int64_t in_width = layer.in_padded;
-        const T* h = saved.features.template data_ptr<T>() + b0 * in_width;
-        int64_t h_plane = n * in_width;
-        if (l > 0) {
-          detail::streams_forward_range(activation, saved.pre[l - 1].template data_ptr<T>() + b0 * in_width,
-                                        n * in_width, block_pointers<T>(saved.primitives[l - 1], b0 * in_width),
-                                        shape, m * in_width, input, m * in_width);
-          h = input;
-          h_plane = m * in_width;
-        }
-        for (int64_t k = 0; k < K; ++k)
-          gemm(layer.out, in_width / lanes<T>(), m, gz + k * gz_plane, 1, w, h + k * h_plane,
-               in_width, sums + layout.weight[l], in_width, true, static_cast<const T*>(nullptr));
-        T* bias = sums + layout.bias[l];
-        for (int64_t r = 0; r < m; ++r)
-          for (int64_t j = 0; j < w; ++j) bias[j] += gz[r * w + j];
-        if (l > 0)
-          product_per_stream<T>(K, m, gz, gz_plane, w, layer.out, layer.weight,
-                                grad_h, m * in_width, in_width, nullptr);
+      }
+      T* sums = partial.template data_ptr<T>() + chunk * layout.size;
+      for (int64_t j = 0; j < layout.size; ++j) {
+        T sum = 0;
+        for (int64_t lane = 0; lane < L; ++lane) sum += by_lane[j * L + lane];
+        sums[j] = sum;
       }
     }
   });
   auto total = torch::zeros({layout.size}, options);
   T* sum = total.template data_ptr<T>();
-  for (int64_t block = 0; block < blocks.count(); ++block) {
-    const T* part = partial.template data_ptr<T>() + block * layout.size;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const T* part = partial.template data_ptr<T>() + chunk * layout.size;
     for (int64_t j = 0; j < layout.size; ++j) sum[j] += part[j];
   }
   std::vector<torch::Tensor> grads;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const Layer<T>& layer = layers[l];
-    grads.push_back(total.narrow(0, layout.weight[l], layer.out * layer.in_padded)
-                        .view({layer.out, layer.in_padded})
-                        .narrow(1, 0, layer.in)
-                        .contiguous());
-    grads.push_back(total.narrow(0, layout.bias[l], layer.out).clone());
+    grads.push_back(total.narrow(0, layout.weight[l], layer.out * layer.in).view({layer.out, layer.in}));
+    grads.push_back(total.narrow(0, layout.bias[l], layer.out));
   }
   return grads;
 }
 
+Blocks blocks_of(const torch::Tensor& features, int64_t points) {
+  return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_blocks", [&] {
+    return Blocks{features.size(0), points, block_points<scalar_t>(features.size(0))};
+  });
+}
+
+// The output streams [K, n, out], filling `saved` for the backward.
 torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters,
                           nn::Activation activation, const detail::StreamShape& shape,
                           Activations& saved) {
-  const Blocks blocks{features.size(0), features.size(1), block_points(features.size(0))};
+  const Blocks blocks = blocks_of(features, features.size(1));
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
-    const auto packed = pack<scalar_t>(parameters);
-    saved.features = widened(features, padded_width<scalar_t>(features.size(2)));
-    return forward_pass<scalar_t>(packed.layers, activation, shape, blocks, saved);
+    const Network<scalar_t> network(parameters);
+    saved.features = to_blocks<scalar_t>(features, blocks);
+    return from_blocks<scalar_t>(forward_pass<scalar_t>(network.layers, activation, shape, blocks, saved),
+                                 blocks);
   });
 }
 
 // Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
-// Saved tensors: the parameters, the features, then each hidden layer's pre-activation and
-// primitives.
+// Saved tensors: the parameters, the blocked features, then each hidden layer's blocked
+// pre-activation and primitives.
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
                                at::TensorList parameters, int64_t activation,
-                               std::vector<int64_t> shape_code, int64_t outputs) {
+                               std::vector<int64_t> shape_code) {
     Activations saved;
     const auto out = run_forward(features, parameters, static_cast<nn::Activation>(activation),
                                  detail::decode(shape_code), saved);
@@ -329,7 +346,8 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->saved_data["activation"] = activation;
     ctx->saved_data["shape"] = shape_code;
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
-    return out.narrow(2, 0, outputs).contiguous();
+    ctx->saved_data["points"] = features.size(1);
+    return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -354,15 +372,15 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
       next += primitives;
     }
     const auto& input = saved.features;
-    const Blocks blocks{input.size(0), input.size(1), block_points(input.size(0))};
+    const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt());
     auto parameter_grads = AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
-      const auto packed = pack<scalar_t>(parameters);
-      const auto grad_out = widened(grads[0].contiguous(), packed.layers.back().out_padded);
-      return backward_pass<scalar_t>(packed.layers, activation, shape, blocks, saved, grad_out);
+      const Network<scalar_t> network(parameters);
+      const auto grad_out = to_blocks<scalar_t>(grads[0].contiguous(), blocks);
+      return backward_pass<scalar_t>(network.layers, activation, shape, blocks, saved, grad_out);
     });
     variable_list result{torch::Tensor()};
     result.insert(result.end(), parameter_grads.begin(), parameter_grads.end());
-    result.resize(result.size() + 3);  // activation, shape, outputs
+    result.resize(result.size() + 2);  // activation, shape
     return result;
   }
 };
@@ -386,15 +404,12 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
   }
   const auto input = features.detach().contiguous();
   const auto shape = detail::shape_of(layout);
-  const int64_t outputs = weights.back().size(0);
   if (torch::GradMode::is_enabled() && needs_graph)
     return NetworkStreams::apply(input, at::TensorList(parameters), static_cast<int64_t>(activation),
-                                 detail::encode(shape), outputs);
+                                 detail::encode(shape));
   torch::NoGradGuard no_grad;
   Activations saved;
-  return run_forward(input, parameters, activation, shape, saved)
-      .narrow(2, 0, outputs)
-      .contiguous();
+  return run_forward(input, parameters, activation, shape, saved);
 }
 
 }  // namespace tessera::autodiff::taylor

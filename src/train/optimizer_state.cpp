@@ -14,18 +14,6 @@ namespace {
 using torch::serialize::InputArchive;
 using torch::serialize::OutputArchive;
 
-/// The key LibTorch files a parameter's state under (a string in 1.x, a pointer in 2.x).
-template <typename Key>
-Key state_key(const torch::Tensor& parameter) {
-  if constexpr (std::is_same_v<Key, std::string>) {
-    std::ostringstream text;
-    text << parameter.unsafeGetTensorImpl();
-    return text.str();
-  } else {
-    return static_cast<Key>(parameter.unsafeGetTensorImpl());
-  }
-}
-
 torch::Tensor number(double value) { return torch::full({}, value, torch::kFloat64); }
 
 double read_number(InputArchive& archive, const std::string& key) {

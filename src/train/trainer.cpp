@@ -7,6 +7,7 @@
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/equation_group.hpp"
+#include "tessera/train/fused_adam.hpp"
 
 namespace tessera::train {
 
@@ -114,12 +115,12 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
   auto& optimizers = optimizers_;
   optimizers.clear();
   for (auto* s : owned_)
-    optimizers.push_back(std::make_unique<torch::optim::Adam>(
+    optimizers.push_back(std::make_unique<FusedAdam>(
         s->network->parameters(), torch::optim::AdamOptions(stage.lr)));
   // Shared parameters: the same summed gradient on every rank, so every copy takes the same step.
   parameter_optimizer_ = sync_.parameters && !sync_.parameters->empty();
   if (parameter_optimizer_)
-    optimizers.push_back(std::make_unique<torch::optim::Adam>(sync_.parameters->raw(),
+    optimizers.push_back(std::make_unique<FusedAdam>(sync_.parameters->raw(),
                                                               torch::optim::AdamOptions(stage.lr)));
   restore_optimizers();
   keep_good_states();

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -50,20 +52,27 @@ TEST_CASE("vectorised tanh is within 4 ulp of std::tanh in float32 and float64")
   CHECK(twice <= 4);
 }
 
+TEST_CASE("the products run the kernel set TESSERA_CPU_KERNELS asks for") {
+  MESSAGE("kernel set: " << std::string(taylor::detail::cpu_kernels()));
+  if (const char* asked = std::getenv("TESSERA_CPU_KERNELS"); asked && *asked)
+    CHECK(std::string(taylor::detail::cpu_kernels()) == asked);
+}
+
 TEST_CASE("register-tiled products equal torch::matmul for every remainder of rows and vectors") {
   torch::manual_seed(3);
   for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
-    const int64_t lanes = dtype == torch::kFloat64 ? 4 : 8;
+    const int64_t lanes = dtype == torch::kFloat64 ? 8 : 16;
     const double tolerance = dtype == torch::kFloat64 ? 1e-12 : 1e-4;
-    for (int64_t rows : {1, 5, 6, 7, 13})
-      for (int64_t vectors : {1, 2, 3, 7})
+    for (int64_t rows : {1, 4, 5, 6, 7, 13})
+      for (int64_t vectors : {1, 2, 3, 4, 7})
         for (int64_t steps : {1, 9, 50}) {
           CAPTURE(rows);
           CAPTURE(vectors);
           CAPTURE(steps);
           const int64_t width = vectors * lanes;
-          const auto b = torch::randn({steps, width}, dtype), bias = torch::randn({width}, dtype);
-          // a . b with a [rows, steps] read row by row, then a^T . b with a [steps, rows].
+          const auto b = torch::randn({steps, width}, dtype), bias = torch::randn({rows}, dtype);
+          // a . b with a [rows, steps] read row by row (+ a bias per row), then a^T . b with
+          // a [steps, rows] read column by column.
           const auto a = torch::randn({rows, steps}, dtype), at = torch::randn({steps, rows}, dtype);
           auto c = torch::randn({rows, width}, dtype);
           const auto start = c.clone();
@@ -76,10 +85,45 @@ TEST_CASE("register-tiled products equal torch::matmul for every remainder of ro
                                  b.data_ptr<scalar_t>(), width, d.data_ptr<scalar_t>(), width,
                                  /*accumulate=*/false, static_cast<const scalar_t*>(nullptr));
           });
-          CHECK((c - (start + torch::matmul(a, b) + bias)).abs().max().item<double>() <
+          CHECK((c - (start + torch::matmul(a, b) + bias.unsqueeze(1))).abs().max().item<double>() <
                 tolerance * steps);
           CHECK((d - torch::matmul(at.t(), b)).abs().max().item<double>() < tolerance * steps);
         }
+  }
+}
+
+TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of rows and columns") {
+  torch::manual_seed(5);
+  for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
+    const int64_t lanes = dtype == torch::kFloat64 ? 8 : 16;
+    const double tolerance = dtype == torch::kFloat64 ? 1e-12 : 1e-4;
+    for (int64_t rows : {1, 3, 4, 5, 9, 13})
+      for (int64_t cols : {1, 2, 5, 6, 11})
+        for (int64_t vectors : {1, 3})
+          for (int64_t sets : {1, 3}) {
+            CAPTURE(rows);
+            CAPTURE(cols);
+            CAPTURE(vectors);
+            CAPTURE(sets);
+            const int64_t length = vectors * lanes;
+            const auto a = torch::randn({sets, rows, length}, dtype), b = torch::randn({sets, cols, length}, dtype);
+            auto partial = torch::randn({rows, cols, lanes}, dtype);
+            const auto start = partial.clone();
+            AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
+              taylor::detail::gemm_lanes(rows, cols, vectors, sets, a.data_ptr<scalar_t>(), length,
+                                         rows * length, b.data_ptr<scalar_t>(), length, cols * length,
+                                         partial.data_ptr<scalar_t>(), /*accumulate=*/true);
+            });
+            const auto expected = torch::matmul(a, b.transpose(1, 2)).sum(0);
+            const double scale = tolerance * static_cast<double>(sets * length);
+            CHECK(((partial - start).sum(2) - expected).abs().max().item<double>() < scale);
+            AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
+              taylor::detail::gemm_lanes(rows, cols, vectors, sets, a.data_ptr<scalar_t>(), length,
+                                         rows * length, b.data_ptr<scalar_t>(), length, cols * length,
+                                         partial.data_ptr<scalar_t>(), /*accumulate=*/false);
+            });
+            CHECK((partial.sum(2) - expected).abs().max().item<double>() < scale);
+          }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/train/fused_adam.hpp"
 #include "tessera/train/optimizer_state.hpp"
 #include "tessera/train/trainer.hpp"
 
@@ -67,6 +68,64 @@ TEST_CASE("L-BFGS continues identically from its saved history") {
 
 TEST_CASE("Adam continues identically from its saved moments") {
   check_continues_identically<torch::optim::Adam>(torch::optim::AdamOptions(0.01), 5);
+}
+
+TEST_CASE("FusedAdam continues identically from its saved moments, and from LibTorch Adam's") {
+  check_continues_identically<tessera::train::FusedAdam>(torch::optim::AdamOptions(0.01), 5);
+  // Its state is LibTorch's: moments saved by torch::optim::Adam load into FusedAdam.
+  Problem problem;
+  auto p1 = torch::ones({3}, torch::kFloat64).set_requires_grad(true);
+  torch::optim::Adam plain({p1}, torch::optim::AdamOptions(0.01));
+  for (int k = 0; k < 4; ++k) {
+    plain.zero_grad();
+    problem.loss(p1).backward();
+    plain.step();
+  }
+  auto p2 = p1.detach().clone().set_requires_grad(true);
+  tessera::train::FusedAdam fused({p2}, torch::optim::AdamOptions(0.01));
+  copy_state(plain, fused);
+  for (int k = 0; k < 3; ++k) {
+    for (auto* p : {&p1, &p2})
+      if (p->grad().defined()) p->grad().zero_();
+    problem.loss(p1).backward();
+    problem.loss(p2).backward();
+    plain.step();
+    fused.step();
+  }
+  CHECK(torch::allclose(p1, p2, 0, 1e-14));
+}
+
+TEST_CASE("FusedAdam takes LibTorch Adam's steps for every dtype and option") {
+  struct Setting {
+    torch::Dtype dtype;
+    torch::optim::AdamOptions options;
+    bool contiguous;
+  };
+  const std::vector<Setting> settings{
+      {torch::kFloat64, torch::optim::AdamOptions(1e-2), true},
+      {torch::kFloat32, torch::optim::AdamOptions(1e-3).betas({0.8, 0.99}).eps(1e-6), true},
+      // LibTorch's own step: weight decay, AMSGrad, a non-contiguous parameter.
+      {torch::kFloat64, torch::optim::AdamOptions(1e-2).weight_decay(0.1), true},
+      {torch::kFloat64, torch::optim::AdamOptions(1e-2).amsgrad(true), true},
+      {torch::kFloat64, torch::optim::AdamOptions(1e-2), false}};
+  for (const auto& setting : settings) {
+    torch::manual_seed(11);
+    auto start = torch::randn({6, 5}, setting.dtype);
+    if (!setting.contiguous) start = start.t();
+    auto a = start.clone().set_requires_grad(true), b = start.clone().set_requires_grad(true);
+    torch::optim::Adam plain({a}, setting.options);
+    tessera::train::FusedAdam fused({b}, setting.options);
+    for (int k = 0; k < 20; ++k) {
+      const auto grad = torch::randn(start.sizes(), setting.dtype) * (k + 1);
+      a.mutable_grad() = grad.clone();
+      b.mutable_grad() = grad.clone();
+      plain.step();
+      fused.step();
+    }
+    const double tolerance = setting.dtype == torch::kFloat64 ? 1e-14 : 1e-6;
+    CHECK_FALSE(torch::equal(a, start));
+    CHECK(torch::allclose(a, b, 0, tolerance));
+  }
 }
 
 TEST_CASE("the divergence guard sees a NaN or an infinity in any gradient, on every path") {
