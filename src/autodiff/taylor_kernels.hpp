@@ -54,19 +54,25 @@ void streams_backward_cpu(nn::Activation activation, const torch::Tensor& grad,
 
 /// The fused CPU loops on elements [0, count) of each stream, from raw pointers to the first
 /// element: stream k of z starts at z + k * z_plane, of h (or g and gz) at k * h_plane (g_plane);
-/// `prim` point at the primitives' first element.
+/// `prim` point at the primitives' first element. The value stream of z is never read (sigma
+/// comes from the primitives); `write_value` false leaves the value stream of h unwritten, for
+/// callers that read sigma from the first primitive instead (sigma_is_first_primitive).
 void streams_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
                            const std::vector<const float*>& prim, const StreamShape& shape,
-                           int64_t count, float* h, int64_t h_plane);
+                           int64_t count, float* h, int64_t h_plane, bool write_value);
 void streams_forward_range(nn::Activation activation, const double* z, int64_t z_plane,
                            const std::vector<const double*>& prim, const StreamShape& shape,
-                           int64_t count, double* h, int64_t h_plane);
+                           int64_t count, double* h, int64_t h_plane, bool write_value);
 void streams_backward_range(nn::Activation activation, const float* z, int64_t z_plane,
                             const float* g, const std::vector<const float*>& prim,
                             const StreamShape& shape, int64_t count, float* gz, int64_t g_plane);
 void streams_backward_range(nn::Activation activation, const double* z, int64_t z_plane,
                             const double* g, const std::vector<const double*>& prim,
                             const StreamShape& shape, int64_t count, double* gz, int64_t g_plane);
+
+/// Whether the activation's first primitive is sigma itself (tanh, sin), so the forward's
+/// value stream can be read from it instead of a copy.
+bool sigma_is_first_primitive(nn::Activation activation);
 
 /// Whether the fused CPU loop handles tensors like `t` (CPU, float32 or float64).
 bool cpu_kernel_applies(const torch::Tensor& t);

@@ -144,29 +144,61 @@ std::vector<const T*> block_pointers(const std::vector<torch::Tensor>& tensors, 
   return p;
 }
 
-// The primitives of a block's value stream (`count` elements from `offset`): tanh straight from
-// the raw arrays (a few microseconds of tensor dispatch per block add up over hundreds of
-// blocks), the other activations through tensor views.
+// The primitives of a block's value stream from its pre-activation `value` (`count` elements),
+// into the primitives' elements from `offset`: tanh straight from the raw arrays (a few
+// microseconds of tensor dispatch per block add up over hundreds of blocks), the other
+// activations through tensor views.
 template <typename T>
-void block_primitives(nn::Activation activation, const torch::Tensor& pre,
-                      std::vector<torch::Tensor>& primitives, int64_t offset, int64_t count) {
+void block_primitives(nn::Activation activation, T* value, std::vector<torch::Tensor>& primitives,
+                      int64_t offset, int64_t count) {
   if (activation == nn::Activation::tanh) {
-    detail::tanh_into(pre.data_ptr<T>() + offset, primitives[0].data_ptr<T>() + offset, count);
+    detail::tanh_into(value, primitives[0].data_ptr<T>() + offset, count);
     return;
   }
   std::vector<torch::Tensor> flat;
   for (const auto& p : primitives) flat.push_back(p.view({-1}).narrow(0, offset, count));
-  activation_primitives_into(activation, pre.select(0, 0).view({-1}).narrow(0, offset, count), flat);
+  activation_primitives_into(activation, torch::from_blob(value, {count}, primitives[0].options()), flat);
+}
+
+// A block's streams: the value stream at `value`, stream k >= 1 at rest + k * plane. The value
+// stream may live apart: a hidden layer's value pre-activation goes to scratch (the backward
+// never reads it: sigma and its derivatives come from the primitives), and for tanh and sin a
+// layer's output value is its saved first primitive (copying it took 3 % of an iteration).
+template <typename Pointer>
+struct Streams {
+  Pointer value, rest;
+  int64_t plane;
+  Pointer operator[](int64_t k) const { return k == 0 ? value : rest + k * plane; }
+};
+
+template <typename Pointer>
+Streams<Pointer> contiguous(Pointer base, int64_t plane) {
+  return {base, base, plane};
 }
 
 // Every stream k of a block: z_k = W h_k (+ b on the value stream), [out][size] from [in][size].
 template <typename T>
-void layer_products(const Layer<T>& layer, const Blocks& blocks, const T* h, int64_t h_plane,
-                    T* z, int64_t z_plane) {
+void layer_products(const Layer<T>& layer, const Blocks& blocks, const Streams<const T*>& h,
+                    const Streams<T*>& z) {
   const int64_t size = blocks.size;
   for (int64_t k = 0; k < blocks.streams; ++k)
-    gemm(layer.out, size / lanes<T>(), layer.in, layer.weight, layer.in, 1, h + k * h_plane, size,
-         z + k * z_plane, size, false, k == 0 ? layer.bias : nullptr);
+    gemm(layer.out, size / lanes<T>(), layer.in, layer.weight, layer.in, 1, h[k], size, z[k], size,
+         false, k == 0 ? layer.bias : nullptr);
+}
+
+// A hidden layer's output streams for a block, from its saved pre-activations (streams k >= 1)
+// and primitives, into `scratch` (the value stream too unless it is the first primitive).
+template <typename T>
+Streams<const T*> layer_output(nn::Activation activation, const detail::StreamShape& shape,
+                               const Blocks& blocks, const torch::Tensor& pre,
+                               const std::vector<torch::Tensor>& primitives, int64_t b0, int64_t w,
+                               T* scratch) {
+  const int64_t count = blocks.size * w;
+  const bool value_is_primitive = detail::sigma_is_first_primitive(activation);
+  const auto prim = block_pointers<T>(primitives, b0 * w);
+  detail::streams_forward_range(activation, pre.template data_ptr<T>() + b0 * w, blocks.padded() * w,
+                                prim, shape, count, scratch, count, !value_is_primitive);
+  return {value_is_primitive ? prim[0] : scratch, scratch, count};
 }
 
 template <typename T>
@@ -176,6 +208,8 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
   const auto options = saved.features.options();
   const int64_t K = blocks.streams, P = blocks.padded(), size = blocks.size;
   const std::size_t hidden = layers.size() - 1;
+  // Saved pre-activations keep all K streams for simple indexing; the value stream's plane is
+  // never written or read.
   for (std::size_t l = 0; l < hidden; ++l) {
     const int64_t width = layers[l].out;
     saved.pre.push_back(torch::empty({K, P, width}, options));
@@ -185,23 +219,22 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
   }
   auto out = torch::empty({K, P, layers.back().out}, options);
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
-    Scratch<T> scratch(2, layers, blocks);
+    // Two alternating sets of a layer's output streams, and the value pre-activation.
+    Scratch<T> scratch(3, layers, blocks);
+    T* value_pre = scratch[2];
     for (int64_t block = first; block < last; ++block) {
       const int64_t b0 = block * size;
-      const T* h = saved.features.template data_ptr<T>() + b0 * layers[0].in;
-      int64_t h_plane = P * layers[0].in;
-      for (std::size_t l = 0; l <= hidden; ++l) {
+      auto h = contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * layers[0].in,
+                                    P * layers[0].in);
+      for (std::size_t l = 0; l < hidden; ++l) {
         const int64_t w = layers[l].out;
-        T* z = (l == hidden ? out : saved.pre[l]).template data_ptr<T>() + b0 * w;
-        layer_products(layers[l], blocks, h, h_plane, z, P * w);
-        if (l == hidden) break;
-        block_primitives<T>(activation, saved.pre[l], saved.primitives[l], b0 * w, size * w);
-        T* next = scratch[static_cast<int>(l % 2)];
-        detail::streams_forward_range(activation, z, P * w, block_pointers<T>(saved.primitives[l], b0 * w),
-                                      shape, size * w, next, size * w);
-        h = next;
-        h_plane = size * w;
+        layer_products(layers[l], blocks, h, {value_pre, saved.pre[l].template data_ptr<T>() + b0 * w, P * w});
+        block_primitives<T>(activation, value_pre, saved.primitives[l], b0 * w, size * w);
+        h = layer_output<T>(activation, shape, blocks, saved.pre[l], saved.primitives[l], b0, w,
+                            scratch[static_cast<int>(l % 2)]);
       }
+      const int64_t w = layers[hidden].out;
+      layer_products(layers[hidden], blocks, h, contiguous(out.template data_ptr<T>() + b0 * w, P * w));
     }
   });
   return out;
@@ -254,33 +287,29 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
         for (std::size_t l = layers.size(); l-- > 0;) {
           const Layer<T>& layer = layers[l];
           const int64_t w = layer.out, in = layer.in;
-          const T* gz = grad_out.template data_ptr<T>() + b0 * w;
-          int64_t gz_plane = P * w;
+          auto gz = contiguous<const T*>(grad_out.template data_ptr<T>() + b0 * w, P * w);
           if (l < hidden) {
             detail::streams_backward_range(activation, saved.pre[l].template data_ptr<T>() + b0 * w,
                                            P * w, grad_h, block_pointers<T>(saved.primitives[l], b0 * w),
                                            shape, size * w, grad_z, size * w);
-            gz = grad_z;
-            gz_plane = size * w;
+            gz = contiguous<const T*>(grad_z, size * w);
           }
-          const T* h = saved.features.template data_ptr<T>() + b0 * in;
-          int64_t h_plane = P * in;
-          if (l > 0) {
-            detail::streams_forward_range(activation, saved.pre[l - 1].template data_ptr<T>() + b0 * in,
-                                          P * in, block_pointers<T>(saved.primitives[l - 1], b0 * in),
-                                          shape, size * in, input, size * in);
-            h = input;
-            h_plane = size * in;
-          }
+          const auto h = l == 0 ? contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * in, P * in)
+                                : layer_output<T>(activation, shape, blocks, saved.pre[l - 1],
+                                                  saved.primitives[l - 1], b0, in, input);
+          // dW = sum_k g_k h_k^T: the value stream on its own (it may live apart), then the rest.
           T* weight_lanes = by_lane.get() + layout.weight[l] * L;
-          T* bias_lanes = by_lane.get() + layout.bias[l] * L;
-          detail::gemm_lanes(w, in, vectors, K, gz, size, gz_plane, h, size, h_plane, weight_lanes, accumulate);
-          detail::gemm_lanes(w, 1, vectors, 1, gz, size, 0, ones.data(), 0, 0, bias_lanes, accumulate);
+          detail::gemm_lanes(w, in, vectors, 1, gz.value, size, 0, h.value, size, 0, weight_lanes, accumulate);
+          if (K > 1)
+            detail::gemm_lanes(w, in, vectors, K - 1, gz[1], size, gz.plane, h[1], size, h.plane,
+                               weight_lanes, true);
+          detail::gemm_lanes(w, 1, vectors, 1, gz.value, size, 0, ones.data(), 0, 0,
+                             by_lane.get() + layout.bias[l] * L, accumulate);
           // g_h = W^T g_z for every stream, into the layer below.
           if (l > 0)
             for (int64_t k = 0; k < K; ++k)
-              gemm(in, vectors, w, layer.weight, 1, in, gz + k * gz_plane, size,
-                   grad_h + k * size * in, size, false, static_cast<const T*>(nullptr));
+              gemm(in, vectors, w, layer.weight, 1, in, gz[k], size, grad_h + k * size * in, size,
+                   false, static_cast<const T*>(nullptr));
         }
       }
       T* sums = partial.template data_ptr<T>() + chunk * layout.size;

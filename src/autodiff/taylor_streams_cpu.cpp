@@ -29,16 +29,17 @@ struct BlockDerivatives {
 
 // sigma .. sigma''' on elements [b, b + m) from the primitives (see activation_primitives):
 // sigma into `value` (the forward's output stream directly: copying it there from a block
-// buffer took a fifth of the forward step), the derivatives into d.
+// buffer took a fifth of the forward step; null: not wanted), the derivatives into d.
 template <typename T>
 TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vector<const T*>& primitives, int64_t b,
                        int64_t m, T* __restrict value, BlockDerivatives<T>& d) {
   switch (activation) {
     case nn::Activation::tanh: {
       const T* __restrict t = primitives[0] + b;
+      if (value)
+        for (int64_t i = 0; i < m; ++i) value[i] = t[i];
       for (int64_t i = 0; i < m; ++i) {
         const T x = t[i], u = 1 - x * x;
-        value[i] = x;
         d.d1[i] = u;
         d.d2[i] = -2 * x * u;
         d.d3[i] = u * (6 * x * x - 2);
@@ -48,8 +49,9 @@ TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vect
     case nn::Activation::sin: {
       const T* __restrict s = primitives[0] + b;
       const T* __restrict c = primitives[1] + b;
+      if (value)
+        for (int64_t i = 0; i < m; ++i) value[i] = s[i];
       for (int64_t i = 0; i < m; ++i) {
-        value[i] = s[i];
         d.d1[i] = c[i];
         d.d2[i] = -s[i];
         d.d3[i] = -c[i];
@@ -62,7 +64,7 @@ TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vect
       const T* __restrict pdf = primitives[2] + b;
       for (int64_t i = 0; i < m; ++i) {
         const T x = z[i], zz = x * x;
-        value[i] = x * cdf[i];
+        if (value) value[i] = x * cdf[i];
         d.d1[i] = cdf[i] + x * pdf[i];
         d.d2[i] = pdf[i] * (2 - zz);
         d.d3[i] = x * pdf[i] * (zz - 4);
@@ -74,7 +76,7 @@ TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vect
       const T* __restrict sig = primitives[1] + b;
       for (int64_t i = 0; i < m; ++i) {
         const T x = z[i], s = sig[i], ds = s * (1 - s), skew = 1 - 2 * s;
-        value[i] = x * s;
+        if (value) value[i] = x * s;
         d.d1[i] = s + x * ds;
         d.d2[i] = ds * (2 + x * skew);
         d.d3[i] = ds * (skew * (3 + x * skew) - 2 * x * ds);
@@ -94,10 +96,10 @@ template <typename T>
 TESSERA_INLINE void forward_block(nn::Activation activation, const T* z,
                                   int64_t z_plane, const std::vector<const T*>& prim,
                                   const StreamShape& shape, int64_t b, int64_t m, T* h,
-                                  int64_t h_plane) {
+                                  int64_t h_plane, bool write_value) {
   const int64_t firsts = shape.firsts;
   BlockDerivatives<T> d;
-  block_derivatives(activation, prim, b, m, h + b, d);
+  block_derivatives(activation, prim, b, m, write_value ? h + b : nullptr, d);
   for (int64_t k = 1; k <= firsts; ++k) {
     const T* __restrict zk = z + k * z_plane + b;
     T* __restrict hk = h + k * h_plane + b;
@@ -142,8 +144,7 @@ TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_
                                    int64_t g_plane) {
   const int64_t firsts = shape.firsts;
   BlockDerivatives<T> d;
-  T value[block_size];  // not needed by the backward, but cheaper to write than to branch on
-  block_derivatives(activation, prim, b, m, value, d);
+  block_derivatives(activation, prim, b, m, static_cast<T*>(nullptr), d);
   const T* __restrict g0 = g + b;
   T* __restrict gz0 = gz + b;
   for (int64_t i = 0; i < m; ++i) gz0[i] = g0[i] * d.d1[i];
@@ -203,7 +204,7 @@ void forward_loop(nn::Activation activation, const torch::Tensor& pre,
   const auto prim = pointers<T>(primitives);
   for_ranges(plane, [&](int64_t begin, int64_t end) {
     streams_forward_range(activation, pre.data_ptr<T>() + begin, plane, offset(prim, begin), shape,
-                          end - begin, out.data_ptr<T>() + begin, plane);
+                          end - begin, out.data_ptr<T>() + begin, plane, /*write_value=*/true);
   });
 }
 
@@ -223,9 +224,10 @@ void backward_loop(nn::Activation activation, const torch::Tensor& grad, const t
 template <typename T>
 TESSERA_INLINE void forward_range(nn::Activation activation, const T* z, int64_t z_plane,
                                   const std::vector<const T*>& prim, const StreamShape& shape,
-                                  int64_t count, T* h, int64_t h_plane) {
+                                  int64_t count, T* h, int64_t h_plane, bool write_value) {
   for (int64_t b = 0; b < count; b += block_size)
-    forward_block(activation, z, z_plane, prim, shape, b, std::min(count - b, block_size), h, h_plane);
+    forward_block(activation, z, z_plane, prim, shape, b, std::min(count - b, block_size), h, h_plane,
+                  write_value);
 }
 
 template <typename T>
@@ -243,8 +245,8 @@ TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_
 #define TESSERA_STREAM_RANGES(T)                                                                  \
   TESSERA_VECTOR_CLONES void streams_forward_range(                                               \
       nn::Activation activation, const T* z, int64_t z_plane, const std::vector<const T*>& prim, \
-      const StreamShape& shape, int64_t count, T* h, int64_t h_plane) {                           \
-    forward_range(activation, z, z_plane, prim, shape, count, h, h_plane);                        \
+      const StreamShape& shape, int64_t count, T* h, int64_t h_plane, bool write_value) {         \
+    forward_range(activation, z, z_plane, prim, shape, count, h, h_plane, write_value);           \
   }                                                                                               \
   TESSERA_VECTOR_CLONES void streams_backward_range(                                              \
       nn::Activation activation, const T* z, int64_t z_plane, const T* g,                         \
@@ -255,6 +257,10 @@ TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_
 TESSERA_STREAM_RANGES(float)
 TESSERA_STREAM_RANGES(double)
 #undef TESSERA_STREAM_RANGES
+
+bool sigma_is_first_primitive(nn::Activation activation) {
+  return activation == nn::Activation::tanh || activation == nn::Activation::sin;
+}
 
 bool cpu_kernel_applies(const torch::Tensor& t) {
   return t.device().is_cpu() &&
