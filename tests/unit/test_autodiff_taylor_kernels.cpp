@@ -52,6 +52,17 @@ TEST_CASE("vectorised tanh is within 4 ulp of std::tanh in float32 and float64")
   CHECK(twice <= 4);
 }
 
+namespace {
+
+// Elements per kernel vector (taylor_gemm.hpp) and the products' tolerance per summed term.
+int64_t kernel_lanes(torch::Dtype dtype) {
+  return dtype == torch::kFloat64 ? taylor::detail::lanes<double>() : taylor::detail::lanes<float>();
+}
+
+double product_tolerance(torch::Dtype dtype) { return dtype == torch::kFloat64 ? 1e-12 : 1e-4; }
+
+}  // namespace
+
 TEST_CASE("the products run the kernel set TESSERA_CPU_KERNELS asks for") {
   MESSAGE("kernel set: " << std::string(taylor::detail::cpu_kernels()));
   if (const char* asked = std::getenv("TESSERA_CPU_KERNELS"); asked && *asked)
@@ -61,8 +72,8 @@ TEST_CASE("the products run the kernel set TESSERA_CPU_KERNELS asks for") {
 TEST_CASE("register-tiled products equal torch::matmul for every remainder of rows and vectors") {
   torch::manual_seed(3);
   for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
-    const int64_t lanes = dtype == torch::kFloat64 ? 8 : 16;
-    const double tolerance = dtype == torch::kFloat64 ? 1e-12 : 1e-4;
+    const int64_t lanes = kernel_lanes(dtype);
+    const double tolerance = product_tolerance(dtype);
     for (int64_t rows : {1, 4, 5, 6, 7, 13})
       for (int64_t vectors : {1, 2, 3, 4, 7})
         for (int64_t steps : {1, 9, 50}) {
@@ -95,8 +106,8 @@ TEST_CASE("register-tiled products equal torch::matmul for every remainder of ro
 TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of rows and columns") {
   torch::manual_seed(5);
   for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
-    const int64_t lanes = dtype == torch::kFloat64 ? 8 : 16;
-    const double tolerance = dtype == torch::kFloat64 ? 1e-12 : 1e-4;
+    const int64_t lanes = kernel_lanes(dtype);
+    const double tolerance = product_tolerance(dtype);
     for (int64_t rows : {1, 3, 4, 5, 9, 13})
       for (int64_t cols : {1, 2, 5, 6, 11})
         for (int64_t vectors : {1, 3})
