@@ -2,9 +2,11 @@
 
 #include <malloc.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "tessera/core/torch_pch.hpp"
 
@@ -42,7 +44,14 @@ void Environment::abort_job(const std::string& message, int code) {
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
   // One process: finish cleanly (MPI_Abort would add MPICH's own noise to a user error).
-  if (initialized && size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  if (initialized && size > 1) {
+    // MPICH's launcher forwards a rank's stderr through its proxy, and MPI_Abort tears the
+    // proxies down at once: with the cores busy, the line written just above was lost in about
+    // one run in ten of a 4-rank job (the user saw only "exit status 1"). Half a second lets it
+    // through; it is paid only on the way out of a failed job.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
   if (initialized) MPI_Finalize();
   std::exit(code);
 }
