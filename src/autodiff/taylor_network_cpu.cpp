@@ -109,7 +109,7 @@ struct Network {
 // pass) into cache-resident scratch, which halves the memory traffic of the backward.
 struct Activations {
   torch::Tensor features;             // the first layer's input streams
-  std::vector<torch::Tensor> pre;     // hidden layers' pre-activations z (bias in the value stream)
+  std::vector<torch::Tensor> pre;     // hidden layers' pre-activations z_k, k >= 1 (plane 0 unused)
   std::vector<std::vector<torch::Tensor>> primitives;  // hidden layers' primitives, [padded, w]
 };
 
