@@ -11,9 +11,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 
+#include "tessera/core/error.hpp"
 #include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {
@@ -213,8 +213,8 @@ Isa isa() {
     else if (name == "avx2") wanted = Isa::v3;
     else if (name == "baseline") wanted = Isa::baseline;
     else
-      throw std::invalid_argument("TESSERA_CPU_KERNELS=" + name +
-                                  " is not a kernel set: use avx512, avx2 or baseline (or unset it)");
+      TESSERA_FAIL("TESSERA_CPU_KERNELS=" << name
+                   << " is not a kernel set: use avx512, avx2 or baseline (or unset it)");
     return std::min(wanted, best);
   }();
   return chosen;
@@ -230,7 +230,7 @@ void products_baseline(const LaneProduct<T, 16>& p, int64_t rows, int64_t cols) 
   run<3, 3>(p, rows, cols);
 }
 
-// The same operands for every version: Kernel<T, Bytes> built by `make` for the chosen width.
+// One call for every version: the same fields make the kernel for the chosen vector width.
 template <template <typename, int> class Kernel, typename T, typename... Fields>
 void products(int64_t rows, int64_t cols, const Fields&... fields) {
 #ifdef TESSERA_GEMM_DISPATCH

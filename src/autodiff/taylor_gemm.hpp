@@ -49,7 +49,9 @@ void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const
 /// The kernel set the products run: "avx512", "avx2" or "baseline", the best the CPU has unless
 /// the environment variable TESSERA_CPU_KERNELS asks for a lower one (x86-64 GCC builds; other
 /// builds always say "baseline": one version, compiled for the build's target). An unknown
-/// value throws std::invalid_argument at the first product.
+/// value throws tessera::Error at the first product. By construction AVX-512 and AVX2 sum gemm's
+/// terms in the same order (with FMA); gemm_lanes spreads its sums over the lanes differently, so weight gradients
+/// differ in rounding between them, and the baseline (no FMA) rounds differently throughout.
 const char* cpu_kernels();
 
 }  // namespace tessera::autodiff::taylor::detail

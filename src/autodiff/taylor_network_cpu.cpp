@@ -1,8 +1,8 @@
 // The forward engine on a CPU: the whole MLP as one autograd node that takes a block of points
 // through every layer while the block's streams sit in cache, one row per neuron and one column
 // per point. Per layer and block: the register-tiled product (taylor_gemm.hpp) with the bias
-// folded into the value stream, the
-// activation's primitives for the value rows, the fused element-wise step. The backward walks
+// folded into the value stream, the activation's primitives for the value rows, the fused
+// element-wise step. The backward walks
 // the layers in reverse the same way. One node instead of a matrix product, an element-wise node
 // and a handful of views per layer per block; profiled on the seed problem, the per-layer path
 // spent 9 % of its time zeroing BLAS outputs and 12 % packing BLAS operands.
@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "taylor_blocks.hpp"
 #include "taylor_gemm.hpp"
 #include "taylor_kernels.hpp"
 #include "taylor_tanh.hpp"
@@ -24,63 +25,13 @@ namespace tessera::autodiff::taylor {
 
 namespace {
 
+using detail::Blocks;
+using detail::from_blocks;
 using detail::gemm;
+using detail::to_blocks;
 using detail::lanes;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// Points per block (TESSERA_TAYLOR_BLOCK overrides, for tuning), in whole vectors of points:
-// about 400 rows over all streams keep a layer's input, pre-activation, primitives and output
-// within a 512 KiB L2.
-template <typename T>
-int64_t block_points(int64_t streams) {
-  static const int64_t forced = [] {
-    const char* text = std::getenv("TESSERA_TAYLOR_BLOCK");
-    return text ? std::max<int64_t>(std::atoll(text), 1) : int64_t{0};
-  }();
-  const int64_t wanted = forced > 0 ? forced : 400 / streams;
-  return std::max<int64_t>((wanted + lanes<T>() / 2) / lanes<T>(), 1) * lanes<T>();
-}
-
-// How the points are cut into blocks. Inside the node every [K, n, w] array is held blocked:
-// [K, padded, w] where block b's size * w elements of a stream hold that block's [w][size]
-// transpose, one row per neuron (see taylor_gemm.hpp); the last block's missing points are
-// zero features, whose output nobody reads and whose gradient is zero.
-struct Blocks {
-  int64_t streams = 0, points = 0, size = 0;
-  int64_t count() const { return (points + size - 1) / size; }
-  int64_t padded() const { return count() * size; }
-};
-
-// [K, n, w] (one row per point) -> blocked [K, padded, w].
-template <typename T>
-torch::Tensor to_blocks(const torch::Tensor& rows, const Blocks& blocks) {
-  const int64_t K = rows.size(0), n = rows.size(1), w = rows.size(2), size = blocks.size;
-  auto out = torch::zeros({K, blocks.padded(), w}, rows.options());
-  const T* from = rows.data_ptr<T>();
-  T* to = out.data_ptr<T>();
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t p = 0; p < n; ++p) {
-      T* block = to + (k * blocks.padded() + p / size * size) * w + p % size;
-      for (int64_t i = 0; i < w; ++i) block[i * size] = from[(k * n + p) * w + i];
-    }
-  return out;
-}
-
-// Blocked [K, padded, w] -> [K, n, w].
-template <typename T>
-torch::Tensor from_blocks(const torch::Tensor& blocked, const Blocks& blocks) {
-  const int64_t K = blocked.size(0), n = blocks.points, w = blocked.size(2), size = blocks.size;
-  auto out = torch::empty({K, n, w}, blocked.options());
-  const T* from = blocked.data_ptr<T>();
-  T* to = out.data_ptr<T>();
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t p = 0; p < n; ++p) {
-      const T* block = from + (k * blocks.padded() + p / size * size) * w + p % size;
-      for (int64_t i = 0; i < w; ++i) to[(k * n + p) * w + i] = block[i * size];
-    }
-  return out;
-}
 
 // One layer's parameters as the kernels read them: W [out, in] and b [out], contiguous.
 template <typename T>
@@ -337,7 +288,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
 
 Blocks blocks_of(const torch::Tensor& features, int64_t points) {
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_blocks", [&] {
-    return Blocks{features.size(0), points, block_points<scalar_t>(features.size(0))};
+    return Blocks{features.size(0), points, detail::block_points<scalar_t>(features.size(0))};
   });
 }
 

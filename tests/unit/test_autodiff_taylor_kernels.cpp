@@ -120,19 +120,18 @@ TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of r
             const auto a = torch::randn({sets, rows, length}, dtype), b = torch::randn({sets, cols, length}, dtype);
             auto partial = torch::randn({rows, cols, lanes}, dtype);
             const auto start = partial.clone();
-            AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
-              taylor::detail::gemm_lanes(rows, cols, vectors, sets, a.data_ptr<scalar_t>(), length,
-                                         rows * length, b.data_ptr<scalar_t>(), length, cols * length,
-                                         partial.data_ptr<scalar_t>(), /*accumulate=*/true);
-            });
+            const auto lane_products = [&](bool accumulate) {
+              AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
+                taylor::detail::gemm_lanes(rows, cols, vectors, sets, a.data_ptr<scalar_t>(), length,
+                                           rows * length, b.data_ptr<scalar_t>(), length,
+                                           cols * length, partial.data_ptr<scalar_t>(), accumulate);
+              });
+            };
+            lane_products(/*accumulate=*/true);
             const auto expected = torch::matmul(a, b.transpose(1, 2)).sum(0);
             const double scale = tolerance * static_cast<double>(sets * length);
             CHECK(((partial - start).sum(2) - expected).abs().max().item<double>() < scale);
-            AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
-              taylor::detail::gemm_lanes(rows, cols, vectors, sets, a.data_ptr<scalar_t>(), length,
-                                         rows * length, b.data_ptr<scalar_t>(), length, cols * length,
-                                         partial.data_ptr<scalar_t>(), /*accumulate=*/false);
-            });
+            lane_products(/*accumulate=*/false);
             CHECK((partial.sum(2) - expected).abs().max().item<double>() < scale);
           }
   }

@@ -1,0 +1,67 @@
+#pragma once
+// How the forward engine's CPU node cuts points into blocks, and its blocked layout: inside the
+// node every [K, n, w] array is held as [K, padded, w] where block b's size * w elements of a
+// stream hold that block's [w][size] transpose, one row per neuron and one column per point
+// (see taylor_gemm.hpp). The last block's missing points are zero features, whose output nobody
+// reads and whose gradient is zero.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+#include <torch/types.h>
+
+#include "taylor_gemm.hpp"
+
+namespace tessera::autodiff::taylor::detail {
+
+// Points per block (TESSERA_TAYLOR_BLOCK overrides, for tuning), in whole vectors of points:
+// about 400 rows over all streams keep a layer's input, pre-activation, primitives and output
+// within a 512 KiB L2.
+template <typename T>
+int64_t block_points(int64_t streams) {
+  static const int64_t forced = [] {
+    const char* text = std::getenv("TESSERA_TAYLOR_BLOCK");
+    return text ? std::max<int64_t>(std::atoll(text), 1) : int64_t{0};
+  }();
+  const int64_t wanted = forced > 0 ? forced : 400 / streams;
+  return std::max<int64_t>((wanted + lanes<T>() / 2) / lanes<T>(), 1) * lanes<T>();
+}
+
+// How the points are cut into blocks.
+struct Blocks {
+  int64_t streams = 0, points = 0, size = 0;
+  int64_t count() const { return (points + size - 1) / size; }
+  int64_t padded() const { return count() * size; }
+};
+
+// [K, n, w] (one row per point) -> blocked [K, padded, w].
+template <typename T>
+torch::Tensor to_blocks(const torch::Tensor& rows, const Blocks& blocks) {
+  const int64_t K = rows.size(0), n = rows.size(1), w = rows.size(2), size = blocks.size;
+  auto out = torch::zeros({K, blocks.padded(), w}, rows.options());
+  const T* from = rows.data_ptr<T>();
+  T* to = out.data_ptr<T>();
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t p = 0; p < n; ++p) {
+      T* block = to + (k * blocks.padded() + p / size * size) * w + p % size;
+      for (int64_t i = 0; i < w; ++i) block[i * size] = from[(k * n + p) * w + i];
+    }
+  return out;
+}
+
+// Blocked [K, padded, w] -> [K, n, w].
+template <typename T>
+torch::Tensor from_blocks(const torch::Tensor& blocked, const Blocks& blocks) {
+  const int64_t K = blocked.size(0), n = blocks.points, w = blocked.size(2), size = blocks.size;
+  auto out = torch::empty({K, n, w}, blocked.options());
+  const T* from = blocked.data_ptr<T>();
+  T* to = out.data_ptr<T>();
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t p = 0; p < n; ++p) {
+      const T* block = from + (k * blocks.padded() + p / size * size) * w + p % size;
+      for (int64_t i = 0; i < w; ++i) to[(k * n + p) * w + i] = block[i * size];
+    }
+  return out;
+}
+
+}  // namespace tessera::autodiff::taylor::detail
