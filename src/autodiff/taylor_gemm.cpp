@@ -120,10 +120,10 @@ struct Product {
 template <typename T, int Bytes>
 struct LaneProduct {
   int64_t cols, vectors, sets;
-  const T* a;
-  int64_t lda, a_set;
-  const T* b;
-  int64_t ldb, b_set;
+  Streams<const T*> a;
+  int64_t lda;
+  Streams<const T*> b;
+  int64_t ldb;
   T* partial;
   bool accumulate;
 
@@ -135,8 +135,8 @@ struct LaneProduct {
     Vector sum[R][C];
     TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int c = 0; c < C; ++c) sum[r][c] = Vector{};
     for (int64_t s = 0; s < sets; ++s) {
-      const T* a_tile = a + s * a_set + i * lda;
-      const T* b_tile = b + s * b_set + j * ldb;
+      const T* a_tile = a[s] + i * lda;
+      const T* b_tile = b[s] + j * ldb;
       for (int64_t e = 0; e < vectors * pieces * L; e += L) {
         Vector x[R];
         TESSERA_UNROLL for (int r = 0; r < R; ++r) x[r] = load<T, Bytes>(a_tile + r * lda + e);
@@ -263,11 +263,11 @@ const char* cpu_kernels() {
     products<Product, T>(rows, vectors, steps, a, a_row, a_step, b, ldb, c, ldc, accumulate,   \
                          row_bias);                                                            \
   }                                                                                            \
-  void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const T* a,       \
-                  int64_t lda, int64_t a_set, const T* b, int64_t ldb, int64_t b_set,          \
-                  T* partial, bool accumulate) {                                               \
-    products<LaneProduct, T>(rows, cols, cols, vectors, sets, a, lda, a_set, b, ldb, b_set,    \
-                             partial, accumulate);                                             \
+  void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,                  \
+                  const Streams<const T*>& a, int64_t lda, const Streams<const T*>& b,         \
+                  int64_t ldb, T* partial, bool accumulate) {                                  \
+    products<LaneProduct, T>(rows, cols, cols, vectors, sets, a, lda, b, ldb, partial,         \
+                             accumulate);                                                      \
   }
 TESSERA_GEMM_ENTRIES(float)
 TESSERA_GEMM_ENTRIES(double)

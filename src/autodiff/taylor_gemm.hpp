@@ -32,19 +32,35 @@ void gemm(int64_t rows, int64_t vectors, int64_t steps, const double* a, int64_t
           int64_t a_step, const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate,
           const double* row_bias);
 
-/// The products a . b^T over rows of whole vectors, summed over `sets` pairs of operands but
-/// left spread over the lanes of one vector per result: for i < rows and j < cols, the `lanes`
-/// elements from partial + (i * cols + j) * lanes sum to
-///   sum_{s < sets} sum_{e < vectors * lanes} a[s * a_set + i * lda + e] * b[s * b_set + j * ldb + e]
+/// A block's streams as the kernels address them: stream 0 at `value`, stream k >= 1 at
+/// rest + k * plane. The value stream may live apart from the others (in the whole-network node
+/// a hidden layer's output value is its saved activation, the rest sits in scratch).
+template <typename Pointer>
+struct Streams {
+  Pointer value, rest;
+  int64_t plane;
+  Pointer operator[](int64_t k) const { return k == 0 ? value : rest + k * plane; }
+};
+
+/// Streams one plane apart from `base`.
+template <typename Pointer>
+Streams<Pointer> contiguous(Pointer base, int64_t plane) {
+  return {base, base, plane};
+}
+
+/// The products a . b^T over rows of whole vectors, summed over the first `sets` streams of a
+/// and b but left spread over the lanes of one vector per result: for i < rows and j < cols,
+/// the `lanes` elements from partial + (i * cols + j) * lanes sum to
+///   sum_{s < sets} sum_{e < vectors * lanes} a[s][i * lda + e] * b[s][j * ldb + e]
 /// (how the terms spread over the lanes depends on the instruction set). `accumulate` adds to
 /// the entries instead of overwriting them. Summing the lanes is left to the caller, who can
 /// add many calls (the weight gradient of many blocks) with one horizontal sum at the end.
-void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const float* a,
-                int64_t lda, int64_t a_set, const float* b, int64_t ldb, int64_t b_set,
-                float* partial, bool accumulate);
-void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets, const double* a,
-                int64_t lda, int64_t a_set, const double* b, int64_t ldb, int64_t b_set,
-                double* partial, bool accumulate);
+void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,
+                const Streams<const float*>& a, int64_t lda, const Streams<const float*>& b,
+                int64_t ldb, float* partial, bool accumulate);
+void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,
+                const Streams<const double*>& a, int64_t lda, const Streams<const double*>& b,
+                int64_t ldb, double* partial, bool accumulate);
 
 /// The kernel set the products run: "avx512", "avx2" or "baseline", the best the CPU has unless
 /// the environment variable TESSERA_CPU_KERNELS asks for a lower one (x86-64 GCC builds; other

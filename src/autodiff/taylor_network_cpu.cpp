@@ -111,21 +111,12 @@ void block_primitives(nn::Activation activation, T* value, std::vector<torch::Te
   activation_primitives_into(activation, torch::from_blob(value, {count}, primitives[0].options()), flat);
 }
 
-// A block's streams: the value stream at `value`, stream k >= 1 at rest + k * plane. The value
-// stream may live apart: a hidden layer's value pre-activation goes to scratch (the backward
-// never reads it: sigma and its derivatives come from the primitives), and for tanh and sin a
-// layer's output value is its saved first primitive (copying it took 3 % of an iteration).
-template <typename Pointer>
-struct Streams {
-  Pointer value, rest;
-  int64_t plane;
-  Pointer operator[](int64_t k) const { return k == 0 ? value : rest + k * plane; }
-};
-
-template <typename Pointer>
-Streams<Pointer> contiguous(Pointer base, int64_t plane) {
-  return {base, base, plane};
-}
+// A block's streams (see detail::Streams). A hidden layer's value pre-activation goes to scratch
+// (the backward never reads it: sigma and its derivatives come from the primitives), and for
+// tanh and sin a layer's output value is its saved first primitive (copying it took 3 % of an
+// iteration).
+using detail::contiguous;
+using detail::Streams;
 
 // Every stream k of a block: z_k = W h_k (+ b on the value stream), [out][size] from [in][size].
 template <typename T>
@@ -137,19 +128,41 @@ void layer_products(const Layer<T>& layer, const Blocks& blocks, const Streams<c
          false, k == 0 ? layer.bias : nullptr);
 }
 
-// A hidden layer's output streams for a block, from its saved pre-activations (streams k >= 1)
-// and primitives, into `scratch` (the value stream too unless it is the first primitive).
+// A hidden layer's output streams for a block, from its pre-activations (streams k >= 1 are
+// read) and primitives, into `scratch` (the value stream too unless it is the first primitive).
 template <typename T>
 Streams<const T*> layer_output(nn::Activation activation, const detail::StreamShape& shape,
-                               const Blocks& blocks, const torch::Tensor& pre,
+                               const Blocks& blocks, const Streams<const T*>& pre,
                                const std::vector<torch::Tensor>& primitives, int64_t b0, int64_t w,
                                T* scratch) {
   const int64_t count = blocks.size * w;
   const bool value_is_primitive = detail::sigma_is_first_primitive(activation);
   const auto prim = block_pointers<T>(primitives, b0 * w);
-  detail::streams_forward_range(activation, pre.template data_ptr<T>() + b0 * w, blocks.padded() * w,
-                                prim, shape, count, scratch, count, !value_is_primitive);
+  detail::streams_forward_range(activation, pre.rest, pre.plane, prim, shape, count, scratch, count,
+                                !value_is_primitive);
   return {value_is_primitive ? prim[0] : scratch, scratch, count};
+}
+
+// Whether hidden layer l's pre-activations are recomputed in the backward instead of saved:
+// the first layer's, when its input (the features) is narrow. Recomputing costs `in` multiply-adds
+// per element; saving one costs a write to memory and a read back. On the seed problem (2
+// inputs) the saved arrays' traffic was 15 % of an iteration, the first layer's a quarter of it.
+constexpr int64_t recompute_max_inputs = 16;
+
+template <typename T>
+bool recomputed(const std::vector<Layer<T>>& layers, std::size_t l) {
+  return l == 0 && layers[0].in <= recompute_max_inputs;
+}
+
+// Hidden layer l's saved pre-activation streams for the block at point b0.
+template <typename T>
+Streams<T*> saved_pre(const Activations& saved, const Blocks& blocks, std::size_t l, int64_t b0, int64_t w) {
+  return contiguous(saved.pre[l].template data_ptr<T>() + b0 * w, blocks.padded() * w);
+}
+
+template <typename T>
+Streams<const T*> as_const(const Streams<T*>& s) {
+  return {s.value, s.rest, s.plane};
 }
 
 template <typename T>
@@ -160,28 +173,34 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
   const int64_t K = blocks.streams, P = blocks.padded(), size = blocks.size;
   const std::size_t hidden = layers.size() - 1;
   // Saved pre-activations keep all K streams for simple indexing; the value stream's plane is
-  // never written or read.
+  // never written or read. A recomputed layer's are not kept (an undefined tensor).
   for (std::size_t l = 0; l < hidden; ++l) {
     const int64_t width = layers[l].out;
-    saved.pre.push_back(torch::empty({K, P, width}, options));
+    saved.pre.push_back(recomputed(layers, l) ? torch::Tensor() : torch::empty({K, P, width}, options));
     saved.primitives.emplace_back();
     for (int64_t p = 0; p < primitive_count(activation); ++p)
       saved.primitives.back().push_back(torch::empty({P, width}, options));
   }
   auto out = torch::empty({K, P, layers.back().out}, options);
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
-    // Two alternating sets of a layer's output streams, and the value pre-activation.
-    Scratch<T> scratch(3, layers, blocks);
-    T* value_pre = scratch[2];
+    // Two alternating sets of a layer's output streams, the value pre-activation, and a
+    // recomputed layer's pre-activations.
+    Scratch<T> scratch(4, layers, blocks);
+    T *value_pre = scratch[2], *unsaved_pre = scratch[3];
     for (int64_t block = first; block < last; ++block) {
       const int64_t b0 = block * size;
       auto h = contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * layers[0].in,
                                     P * layers[0].in);
       for (std::size_t l = 0; l < hidden; ++l) {
         const int64_t w = layers[l].out;
-        layer_products(layers[l], blocks, h, {value_pre, saved.pre[l].template data_ptr<T>() + b0 * w, P * w});
-        block_primitives<T>(activation, value_pre, saved.primitives[l], b0 * w, size * w);
-        h = layer_output<T>(activation, shape, blocks, saved.pre[l], saved.primitives[l], b0, w,
+        Streams<T*> z = contiguous(unsaved_pre, size * w);
+        if (!recomputed(layers, l)) {
+          z = saved_pre<T>(saved, blocks, l, b0, w);
+          z.value = value_pre;
+        }
+        layer_products(layers[l], blocks, h, z);
+        block_primitives<T>(activation, z.value, saved.primitives[l], b0 * w, size * w);
+        h = layer_output<T>(activation, shape, blocks, as_const(z), saved.primitives[l], b0, w,
                             scratch[static_cast<int>(l % 2)]);
       }
       const int64_t w = layers[hidden].out;
@@ -225,9 +244,10 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
   auto partial = torch::empty({chunks, layout.size}, options);
   const std::vector<T> ones(static_cast<std::size_t>(size), T(1));  // a bias gradient is g_0 . 1
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
-    // The gradient at a layer's output, at its pre-activation, and its recomputed input.
-    Scratch<T> scratch(3, layers, blocks);
-    T *grad_h = scratch[0], *grad_z = scratch[1], *input = scratch[2];
+    // The gradient at a layer's output, at its pre-activation, its recomputed input, and a
+    // recomputed layer's pre-activations.
+    Scratch<T> scratch(4, layers, blocks);
+    T *grad_h = scratch[0], *grad_z = scratch[1], *input = scratch[2], *unsaved_pre = scratch[3];
     // Written by each chunk's first block (accumulate = false), so never read uninitialised.
     const auto by_lane = uninitialised<T>(layout.size * L);
     for (int64_t chunk = first; chunk < last; ++chunk) {
@@ -235,26 +255,34 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
       for (int64_t block = chunk * blocks_per_chunk; block < chunk_end; ++block) {
         const bool accumulate = block > chunk * blocks_per_chunk;
         const int64_t b0 = block * size;
+        const auto features = contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * layers[0].in,
+                                                   P * layers[0].in);
+        // Hidden layer l's pre-activations: saved, or recomputed here (only the first layer's,
+        // from the features, so before the walk down the layers).
+        const auto pre = [&](std::size_t l) {
+          return recomputed(layers, l) ? contiguous<const T*>(unsaved_pre, size * layers[l].out)
+                                       : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
+        };
+        if (hidden > 0 && recomputed(layers, 0))
+          layer_products(layers[0], blocks, features, contiguous(unsaved_pre, size * layers[0].out));
         for (std::size_t l = layers.size(); l-- > 0;) {
           const Layer<T>& layer = layers[l];
           const int64_t w = layer.out, in = layer.in;
           auto gz = contiguous<const T*>(grad_out.template data_ptr<T>() + b0 * w, P * w);
           if (l < hidden) {
-            detail::streams_backward_range(activation, saved.pre[l].template data_ptr<T>() + b0 * w,
-                                           P * w, grad_h, block_pointers<T>(saved.primitives[l], b0 * w),
-                                           shape, size * w, grad_z, size * w);
+            const auto z = pre(l);
+            detail::streams_backward_range(activation, z.rest, z.plane, grad_h,
+                                           block_pointers<T>(saved.primitives[l], b0 * w), shape,
+                                           size * w, grad_z, size * w);
             gz = contiguous<const T*>(grad_z, size * w);
           }
-          const auto h = l == 0 ? contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * in, P * in)
-                                : layer_output<T>(activation, shape, blocks, saved.pre[l - 1],
+          const auto h = l == 0 ? features
+                                : layer_output<T>(activation, shape, blocks, pre(l - 1),
                                                   saved.primitives[l - 1], b0, in, input);
-          // dW = sum_k g_k h_k^T: the value stream on its own (it may live apart), then the rest.
-          T* weight_lanes = by_lane.get() + layout.weight[l] * L;
-          detail::gemm_lanes(w, in, vectors, 1, gz.value, size, 0, h.value, size, 0, weight_lanes, accumulate);
-          if (K > 1)
-            detail::gemm_lanes(w, in, vectors, K - 1, gz[1], size, gz.plane, h[1], size, h.plane,
-                               weight_lanes, true);
-          detail::gemm_lanes(w, 1, vectors, 1, gz.value, size, 0, ones.data(), 0, 0,
+          // dW = sum_k g_k h_k^T, db = g_0 . 1.
+          detail::gemm_lanes(w, in, vectors, K, gz, size, h, size, by_lane.get() + layout.weight[l] * L,
+                             accumulate);
+          detail::gemm_lanes(w, 1, vectors, 1, gz, size, contiguous<const T*>(ones.data(), 0), 0,
                              by_lane.get() + layout.bias[l] * L, accumulate);
           // g_h = W^T g_z for every stream, into the layer below.
           if (l > 0)

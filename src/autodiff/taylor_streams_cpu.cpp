@@ -17,14 +17,18 @@ namespace tessera::autodiff::taylor::detail {
 
 namespace {
 
-// Elements per block: the block-local derivatives plus ~8 streams of 1024 float64 values stay
-// within a 256 KiB L2 cache, and the buffers fit the stack of any worker thread.
-constexpr int64_t block_size = 1024;
+// Elements per strip: sigma's derivatives for a strip stay in L1 next to the streams, and full
+// strips have a length known at compile time, so their loops unroll with no remainder (1.4 %
+// faster on the seed network than blocks of 1024, measured side by side in one process).
+constexpr int64_t strip = 32;
 
-// sigma' .. sigma''' of a block; sigma itself goes where the caller says (see block_derivatives).
+// Elements per task of LibTorch's intra-op threads.
+constexpr int64_t grain = 1024;
+
+// sigma' .. sigma''' of a strip; sigma itself goes where the caller says (see block_derivatives).
 template <typename T>
 struct BlockDerivatives {
-  T d1[block_size], d2[block_size], d3[block_size];
+  T d1[strip], d2[strip], d3[strip];
 };
 
 // sigma .. sigma''' on elements [b, b + m) from the primitives (see activation_primitives):
@@ -187,7 +191,7 @@ TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_
 // Splits [0, plane) over LibTorch's intra-op threads.
 template <typename F>
 void for_ranges(int64_t plane, const F& body) {
-  at::parallel_for(0, plane, block_size, body);
+  at::parallel_for(0, plane, grain, body);
 }
 
 template <typename T>
@@ -221,22 +225,30 @@ void backward_loop(nn::Activation activation, const torch::Tensor& grad, const t
   });
 }
 
+// Calls block(b, m) for every strip [b, b + m) of [0, count): full strips with m a constant.
+template <typename Block>
+TESSERA_INLINE void for_strips(int64_t count, const Block& block) {
+  int64_t b = 0;
+  for (; b + strip <= count; b += strip) block(b, strip);
+  if (b < count) block(b, count - b);
+}
+
 template <typename T>
 TESSERA_INLINE void forward_range(nn::Activation activation, const T* z, int64_t z_plane,
                                   const std::vector<const T*>& prim, const StreamShape& shape,
                                   int64_t count, T* h, int64_t h_plane, bool write_value) {
-  for (int64_t b = 0; b < count; b += block_size)
-    forward_block(activation, z, z_plane, prim, shape, b, std::min(count - b, block_size), h, h_plane,
-                  write_value);
+  for_strips(count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
+    forward_block(activation, z, z_plane, prim, shape, b, m, h, h_plane, write_value);
+  });
 }
 
 template <typename T>
 TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_t z_plane,
                                    const T* g, const std::vector<const T*>& prim,
                                    const StreamShape& shape, int64_t count, T* gz, int64_t g_plane) {
-  for (int64_t b = 0; b < count; b += block_size)
-    backward_block(activation, z, z_plane, g, prim, shape, b, std::min(count - b, block_size), gz,
-                   g_plane);
+  for_strips(count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
+    backward_block(activation, z, z_plane, g, prim, shape, b, m, gz, g_plane);
+  });
 }
 
 }  // namespace

@@ -122,9 +122,11 @@ TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of r
             const auto start = partial.clone();
             const auto lane_products = [&](bool accumulate) {
               AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
-                taylor::detail::gemm_lanes(rows, cols, vectors, sets, a.data_ptr<scalar_t>(), length,
-                                           rows * length, b.data_ptr<scalar_t>(), length,
-                                           cols * length, partial.data_ptr<scalar_t>(), accumulate);
+                using taylor::detail::contiguous;
+                taylor::detail::gemm_lanes(
+                    rows, cols, vectors, sets, contiguous<const scalar_t*>(a.data_ptr<scalar_t>(), rows * length),
+                    length, contiguous<const scalar_t*>(b.data_ptr<scalar_t>(), cols * length), length,
+                    partial.data_ptr<scalar_t>(), accumulate);
               });
             };
             lane_products(/*accumulate=*/true);
@@ -160,7 +162,9 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
   layout.axes = {0, 1, 2};
   layout.pairs = {{0, 0}, {0, 2}, {1, 1}};
   layout.laplacians = {{0, 1, 2}, {0, 2}};
-  const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}};
+  // 5 inputs: the first layer's pre-activations are recomputed in the backward; 20 (wider than
+  // recompute_max_inputs): they are saved like the other layers'.
+  const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}, {20, 16, 7}};
   const nn::Activation activations[] = {nn::Activation::tanh, nn::Activation::sin,
                                         nn::Activation::gelu, nn::Activation::silu};
   for (auto dtype : {torch::kFloat64, torch::kFloat32})

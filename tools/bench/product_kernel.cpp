@@ -92,8 +92,9 @@ int main() {
            z.data() + k * width * points, points, false, static_cast<const float*>(nullptr));
   });
   const double weight_gradient = best_seconds(200, [&] {
-    gemm_lanes(width, width, vectors, streams, grad.data(), points, width * points, h.data(), points,
-               width * points, by_lane.data(), true);
+    using tessera::autodiff::taylor::detail::contiguous;
+    gemm_lanes(width, width, vectors, streams, contiguous<const float*>(grad.data(), width * points),
+               points, contiguous<const float*>(h.data(), width * points), points, by_lane.data(), true);
   });
   const double peak = avx512 ? fma_peak_avx512() : fma_peak_avx2();
   const double flops = 2.0 * streams * points * width * width;  // each of the three products
