@@ -172,15 +172,15 @@ TESSERA_INLINE void run(const LaneProduct<T, Bytes>& p, int64_t rows, int64_t co
 }
 
 // Each instruction set's version of both kernels, with tile shapes for its register file.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && __GNUC__ >= 12
+#ifdef TESSERA_AVX512_VERSIONS
 #define TESSERA_GEMM_DISPATCH 1
 
 template <typename T>
-__attribute__((target("arch=x86-64-v4"))) void products_v4(const Product<T, 64>& p, int64_t rows, int64_t vectors) {
+TESSERA_AVX512 void products_v4(const Product<T, 64>& p, int64_t rows, int64_t vectors) {
   run<5, 3>(p, rows, vectors);
 }
 template <typename T>
-__attribute__((target("arch=x86-64-v4"))) void products_v4(const LaneProduct<T, 64>& p, int64_t rows, int64_t cols) {
+TESSERA_AVX512 void products_v4(const LaneProduct<T, 64>& p, int64_t rows, int64_t cols) {
   run<5, 5>(p, rows, cols);
 }
 template <typename T>
@@ -254,6 +254,14 @@ const char* cpu_kernels() {
   }
 #endif
   return "baseline";
+}
+
+bool avx512_kernels() {
+#ifdef TESSERA_GEMM_DISPATCH
+  return isa() == Isa::v4;
+#else
+  return false;
+#endif
 }
 
 #define TESSERA_GEMM_ENTRIES(T)                                                                  \

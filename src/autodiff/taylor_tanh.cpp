@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "taylor_gemm.hpp"
 #include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {
@@ -24,32 +25,33 @@ TESSERA_INLINE To bits_as(const From& from) {
   return to;
 }
 
-template <typename T>
+// Vectors of `Bytes`: 32 (AVX2, or two SSE2/NEON registers) or 64 (AVX-512 only).
+template <typename T, int Bytes>
 struct TanhConstants;
 
-template <>
-struct TanhConstants<float> {
-  typedef float Vector __attribute__((vector_size(32)));
-  typedef int32_t Bits __attribute__((vector_size(32)));
+template <int Bytes>
+struct TanhConstants<float, Bytes> {
+  typedef float Vector __attribute__((vector_size(Bytes)));
+  typedef int32_t Bits __attribute__((vector_size(Bytes)));
   static constexpr int degree = 7, mantissa = 23, exponent_bias = 127;
   static constexpr float magic = 12582912.0f;  // 1.5 * 2^23
   static constexpr float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187e-06f;
   static constexpr float lowest = -87.0f;  // exp(-87) is still a normal float
 };
 
-template <>
-struct TanhConstants<double> {
-  typedef double Vector __attribute__((vector_size(32)));
-  typedef int64_t Bits __attribute__((vector_size(32)));
+template <int Bytes>
+struct TanhConstants<double, Bytes> {
+  typedef double Vector __attribute__((vector_size(Bytes)));
+  typedef int64_t Bits __attribute__((vector_size(Bytes)));
   static constexpr int degree = 13, mantissa = 52, exponent_bias = 1023;
   static constexpr double magic = 6755399441055744.0;  // 1.5 * 2^52
   static constexpr double ln2_hi = 0.6931471803691238, ln2_lo = 1.9082149292705877e-10;
   static constexpr double lowest = -708.0;
 };
 
-template <typename T>
-TESSERA_INLINE typename TanhConstants<T>::Vector tanh_vector(typename TanhConstants<T>::Vector x) {
-  using C = TanhConstants<T>;
+template <typename T, int Bytes>
+TESSERA_INLINE typename TanhConstants<T, Bytes>::Vector tanh_vector(typename TanhConstants<T, Bytes>::Vector x) {
+  using C = TanhConstants<T, Bytes>;
   using Vector = typename C::Vector;
   using Bits = typename C::Bits;
   const Vector magnitude = x < 0 ? -x : x;
@@ -70,28 +72,50 @@ TESSERA_INLINE typename TanhConstants<T>::Vector tanh_vector(typename TanhConsta
   return x < 0 ? -t : t;
 }
 
-template <typename T>
+template <typename T, int Bytes>
 TESSERA_INLINE void tanh_array(const T* z, T* out, int64_t count) {
-  using Vector = typename TanhConstants<T>::Vector;
+  using Vector = typename TanhConstants<T, Bytes>::Vector;
   constexpr int64_t lanes = sizeof(Vector) / sizeof(T);
   int64_t i = 0;
   for (; i + lanes <= count; i += lanes) {
     Vector x;
     std::memcpy(&x, z + i, sizeof x);
-    const Vector t = tanh_vector<T>(x);
+    const Vector t = tanh_vector<T, Bytes>(x);
     std::memcpy(out + i, &t, sizeof t);
   }
   if (i < count) {  // the tail through a zero-padded vector
     Vector x{};
     std::memcpy(&x, z + i, sizeof(T) * (count - i));
-    const Vector t = tanh_vector<T>(x);
+    const Vector t = tanh_vector<T, Bytes>(x);
     std::memcpy(out + i, &t, sizeof(T) * (count - i));
   }
 }
 
+template <typename T>
+TESSERA_VECTOR_CLONES void tanh_clones(const T* z, T* out, int64_t count) {
+  tanh_array<T, 32>(z, out, count);
+}
+
+#ifdef TESSERA_AVX512_VERSIONS
+// One AVX-512 register per vector: tanh took 6 % of a seed-problem iteration with AVX2; this
+// version made the whole-network node 2 % faster (measured side by side in one process).
+template <typename T>
+TESSERA_AVX512 void tanh_avx512(const T* z, T* out, int64_t count) {
+  tanh_array<T, 64>(z, out, count);
+}
+#endif
+
+template <typename T>
+void tanh_any(const T* z, T* out, int64_t count) {
+#ifdef TESSERA_AVX512_VERSIONS
+  if (avx512_kernels()) return tanh_avx512(z, out, count);
+#endif
+  tanh_clones(z, out, count);
+}
+
 }  // namespace
 
-TESSERA_VECTOR_CLONES void tanh_into(const float* z, float* out, int64_t count) { tanh_array(z, out, count); }
-TESSERA_VECTOR_CLONES void tanh_into(const double* z, double* out, int64_t count) { tanh_array(z, out, count); }
+void tanh_into(const float* z, float* out, int64_t count) { tanh_any(z, out, count); }
+void tanh_into(const double* z, double* out, int64_t count) { tanh_any(z, out, count); }
 
 }  // namespace tessera::autodiff::taylor::detail
