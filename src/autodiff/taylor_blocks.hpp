@@ -34,18 +34,29 @@ struct Blocks {
   int64_t padded() const { return count() * size; }
 };
 
+// Calls copy(p, at) for every point: p its row in a [K, n, w] stream, `at` where its w
+// values start in the blocked layout (one every `size` elements). Walking block by block
+// avoids a division per point (the conversions took 1 % of a seed-problem iteration).
+template <typename Copy>
+void for_each_point(const Blocks& blocks, int64_t w, const Copy& copy) {
+  for (int64_t block = 0; block < blocks.count(); ++block) {
+    const int64_t first = block * blocks.size, last = std::min(blocks.points, first + blocks.size);
+    for (int64_t p = first; p < last; ++p) copy(p, first * w + (p - first));
+  }
+}
+
 // [K, n, w] (one row per point) -> blocked [K, padded, w].
 template <typename T>
 torch::Tensor to_blocks(const torch::Tensor& rows, const Blocks& blocks) {
   const int64_t K = rows.size(0), n = rows.size(1), w = rows.size(2), size = blocks.size;
   auto out = torch::zeros({K, blocks.padded(), w}, rows.options());
-  const T* from = rows.data_ptr<T>();
-  T* to = out.data_ptr<T>();
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t p = 0; p < n; ++p) {
-      T* block = to + (k * blocks.padded() + p / size * size) * w + p % size;
-      for (int64_t i = 0; i < w; ++i) block[i * size] = from[(k * n + p) * w + i];
-    }
+  for (int64_t k = 0; k < K; ++k) {
+    const T* from = rows.data_ptr<T>() + k * n * w;
+    T* to = out.data_ptr<T>() + k * blocks.padded() * w;
+    for_each_point(blocks, w, [&](int64_t p, int64_t at) {
+      for (int64_t i = 0; i < w; ++i) to[at + i * size] = from[p * w + i];
+    });
+  }
   return out;
 }
 
@@ -54,13 +65,13 @@ template <typename T>
 torch::Tensor from_blocks(const torch::Tensor& blocked, const Blocks& blocks) {
   const int64_t K = blocked.size(0), n = blocks.points, w = blocked.size(2), size = blocks.size;
   auto out = torch::empty({K, n, w}, blocked.options());
-  const T* from = blocked.data_ptr<T>();
-  T* to = out.data_ptr<T>();
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t p = 0; p < n; ++p) {
-      const T* block = from + (k * blocks.padded() + p / size * size) * w + p % size;
-      for (int64_t i = 0; i < w; ++i) to[(k * n + p) * w + i] = block[i * size];
-    }
+  for (int64_t k = 0; k < K; ++k) {
+    const T* from = blocked.data_ptr<T>() + k * blocks.padded() * w;
+    T* to = out.data_ptr<T>() + k * n * w;
+    for_each_point(blocks, w, [&](int64_t p, int64_t at) {
+      for (int64_t i = 0; i < w; ++i) to[p * w + i] = from[at + i * size];
+    });
+  }
   return out;
 }
 

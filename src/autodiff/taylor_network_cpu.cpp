@@ -230,6 +230,19 @@ struct GradientLayout {
 // does not depend on how chunks were spread over threads.
 constexpr int64_t blocks_per_chunk = 8;
 
+// The sum of one entry's lanes, halves added pairwise: the order is fixed, so vectorising it
+// (the compiler does) changes nothing, and it is a few vector additions instead of a chain of
+// lanes<T>() dependent scalar ones (the chain took 1.4 % of a seed-problem iteration).
+template <typename T>
+T sum_lanes(const T* lane) {
+  constexpr int64_t L = lanes<T>();
+  T half[L / 2];
+  for (int64_t i = 0; i < L / 2; ++i) half[i] = lane[i] + lane[i + L / 2];
+  for (int64_t width = L / 4; width >= 1; width /= 2)
+    for (int64_t i = 0; i < width; ++i) half[i] += half[i + width];
+  return half[0];
+}
+
 // The parameter gradients [W_0, b_0, W_1, b_1, ...] from the blocked output gradient.
 template <typename T>
 std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn::Activation activation,
@@ -292,11 +305,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
         }
       }
       T* sums = partial.template data_ptr<T>() + chunk * layout.size;
-      for (int64_t j = 0; j < layout.size; ++j) {
-        T sum = 0;
-        for (int64_t lane = 0; lane < L; ++lane) sum += by_lane[j * L + lane];
-        sums[j] = sum;
-      }
+      for (int64_t j = 0; j < layout.size; ++j) sums[j] = sum_lanes(by_lane.get() + j * L);
     }
   });
   auto total = torch::zeros({layout.size}, options);
