@@ -70,7 +70,7 @@ void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,
 /// differ in rounding between them, and the baseline (no FMA) rounds differently throughout.
 const char* cpu_kernels();
 
-/// Whether that set is AVX-512: the other kernels with an AVX-512 version (tanh_into) follow it.
+/// Whether that set is AVX-512: tanh_into's AVX-512 version runs only then.
 bool avx512_kernels();
 
 }  // namespace tessera::autodiff::taylor::detail

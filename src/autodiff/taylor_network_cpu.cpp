@@ -60,7 +60,9 @@ struct Network {
 // pass) into cache-resident scratch, which halves the memory traffic of the backward.
 struct Activations {
   torch::Tensor features;             // the first layer's input streams
-  std::vector<torch::Tensor> pre;     // hidden layers' pre-activations z_k, k >= 1 (plane 0 unused)
+  // Hidden layers' pre-activations z_k, k >= 1 (plane 0 unused); undefined for a layer whose
+  // pre-activations are recomputed in the backward (see `recomputed`).
+  std::vector<torch::Tensor> pre;
   std::vector<std::vector<torch::Tensor>> primitives;  // hidden layers' primitives, [padded, w]
 };
 
@@ -272,11 +274,12 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
                                                    P * layers[0].in);
         // Hidden layer l's pre-activations: saved, or recomputed here (only the first layer's,
         // from the features, so before the walk down the layers).
+        // The forward's choice is read from what it saved, so the two cannot disagree.
         const auto pre = [&](std::size_t l) {
-          return recomputed(layers, l) ? contiguous<const T*>(unsaved_pre, size * layers[l].out)
-                                       : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
+          return !saved.pre[l].defined() ? contiguous<const T*>(unsaved_pre, size * layers[l].out)
+                                         : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
         };
-        if (hidden > 0 && recomputed(layers, 0))
+        if (hidden > 0 && !saved.pre[0].defined())
           layer_products(layers[0], blocks, features, contiguous(unsaved_pre, size * layers[0].out));
         for (std::size_t l = layers.size(); l-- > 0;) {
           const Layer<T>& layer = layers[l];
@@ -344,7 +347,7 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
 
 // Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
 // Saved tensors: the parameters, the blocked features, then each hidden layer's blocked
-// pre-activation and primitives.
+// pre-activation (undefined where recomputed) and primitives.
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,

@@ -1,7 +1,7 @@
 // The forward engine's element-wise step as one fused pass on the CPU. The same arithmetic in
 // ATen operations reads and writes every stream several times over (one kernel per operation);
-// here each block of a thousand elements is read once while it sits in cache: sigma and its
-// derivatives are formed from the primitives into block-local buffers, then every stream is
+// here each strip of 64 elements is read once while it sits in cache: sigma and its
+// derivatives are formed from the primitives into strip-local buffers, then every stream is
 // updated by a plain vectorisable loop.
 #include "taylor_kernels.hpp"
 

@@ -91,9 +91,12 @@ TESSERA_INLINE void tanh_array(const T* z, T* out, int64_t count) {
   }
 }
 
-template <typename T>
-TESSERA_VECTOR_CLONES void tanh_clones(const T* z, T* out, int64_t count) {
-  tanh_array<T, 32>(z, out, count);
+// Not templates: target_clones on plain functions is what every supported GCC handles.
+TESSERA_VECTOR_CLONES void tanh_clones(const float* z, float* out, int64_t count) {
+  tanh_array<float, 32>(z, out, count);
+}
+TESSERA_VECTOR_CLONES void tanh_clones(const double* z, double* out, int64_t count) {
+  tanh_array<double, 32>(z, out, count);
 }
 
 #ifdef TESSERA_AVX512_VERSIONS

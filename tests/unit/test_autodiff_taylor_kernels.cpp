@@ -162,9 +162,11 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
   layout.axes = {0, 1, 2};
   layout.pairs = {{0, 0}, {0, 2}, {1, 1}};
   layout.laplacians = {{0, 1, 2}, {0, 2}};
-  // 5 inputs: the first layer's pre-activations are recomputed in the backward; 20 (wider than
-  // recompute_max_inputs): they are saved like the other layers'.
-  const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}, {20, 16, 7}};
+  // Up to 16 inputs the first layer's pre-activations are recomputed in the backward, from 17
+  // they are saved like the other layers'; also no hidden layer and a single hidden layer.
+  const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}, {20, 16, 7},
+                                                 {16, 9, 3},        {17, 9, 3},    {5, 16, 7},
+                                                 {5, 1}};
   const nn::Activation activations[] = {nn::Activation::tanh, nn::Activation::sin,
                                         nn::Activation::gelu, nn::Activation::silu};
   for (auto dtype : {torch::kFloat64, torch::kFloat32})
@@ -202,37 +204,41 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
 }
 
 TEST_CASE("whole-network CPU node gives bit-identical results on 1, 2 and 3 threads") {
-  torch::manual_seed(6);
-  taylor::StreamLayout layout;  // 2-D Laplacian: value, 2 firsts, 1 Laplacian
-  layout.axes = {0, 1};
-  layout.laplacians = {{0, 1}};
-  std::vector<torch::Tensor> weights, biases, parameters;
-  const std::vector<int64_t> widths{2, 50, 50, 1};
-  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-    weights.push_back((torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]))).requires_grad_(true));
-    biases.push_back((0.3 * torch::randn({widths[l + 1]})).requires_grad_(true));
-    parameters.push_back(weights.back());
-    parameters.push_back(biases.back());
-  }
-  // 3,000 points: 32 blocks in 4 chunks, spread differently over each thread count.
-  const auto features = torch::randn({layout.count(), 3000, 2});
-  const auto weight = torch::randn({layout.count(), 3000, 1});
-  const int threads_before = torch::get_num_threads();
-  std::vector<std::vector<torch::Tensor>> runs;
-  for (int threads : {1, 2, 3}) {
-    torch::set_num_threads(threads);
-    const auto out = taylor::network_streams_cpu(features, weights, biases, nn::Activation::tanh, layout);
-    auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
-    grads.push_back(out.detach());
-    runs.push_back(grads);
-  }
-  torch::set_num_threads(threads_before);
-  for (std::size_t run = 1; run < runs.size(); ++run)
-    for (std::size_t k = 0; k < runs[0].size(); ++k) {
-      CAPTURE(run);
-      CAPTURE(k);
-      CHECK(torch::equal(runs[run][k], runs[0][k]));
+  // 2 inputs: the first layer recomputed in the backward; 20: saved.
+  for (int64_t inputs : {2, 20}) {
+    CAPTURE(inputs);
+    torch::manual_seed(6);
+    taylor::StreamLayout layout;  // 2-D Laplacian: value, 2 firsts, 1 Laplacian
+    layout.axes = {0, 1};
+    layout.laplacians = {{0, 1}};
+    std::vector<torch::Tensor> weights, biases, parameters;
+    const std::vector<int64_t> widths{inputs, 50, 50, 1};
+    for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+      weights.push_back((torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]))).requires_grad_(true));
+      biases.push_back((0.3 * torch::randn({widths[l + 1]})).requires_grad_(true));
+      parameters.push_back(weights.back());
+      parameters.push_back(biases.back());
     }
+    // 3,000 points: 32 blocks in 4 chunks, spread differently over each thread count.
+    const auto features = torch::randn({layout.count(), 3000, inputs});
+    const auto weight = torch::randn({layout.count(), 3000, 1});
+    const int threads_before = torch::get_num_threads();
+    std::vector<std::vector<torch::Tensor>> runs;
+    for (int threads : {1, 2, 3}) {
+      torch::set_num_threads(threads);
+      const auto out = taylor::network_streams_cpu(features, weights, biases, nn::Activation::tanh, layout);
+      auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
+      grads.push_back(out.detach());
+      runs.push_back(grads);
+    }
+    torch::set_num_threads(threads_before);
+    for (std::size_t run = 1; run < runs.size(); ++run)
+      for (std::size_t k = 0; k < runs[0].size(); ++k) {
+        CAPTURE(run);
+        CAPTURE(k);
+        CHECK(torch::equal(runs[run][k], runs[0][k]));
+      }
+  }
 }
 
 TEST_CASE("a stream shape survives its encoding for autograd's saved data") {
