@@ -90,16 +90,7 @@ torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
   const torch::Tensor features = feature_streams(network, x, layout);
   if (path == TaylorPath::automatic && taylor::detail::cpu_kernel_applies(features))
     return taylor::network_streams_cpu(features, weights, biases, activation, layout);
-  const int64_t n = x.size(0), streams = layout.count();
-  torch::Tensor h = features;
-  for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer) {
-    const auto pre = torch::mm(h.view({streams * n, h.size(2)}), weights[layer].t())
-                         .view({streams, n, weights[layer].size(0)});
-    h = taylor::activate_streams(activation, pre, biases[layer], layout);
-  }
-  const auto out = torch::mm(h.view({streams * n, h.size(2)}), weights.back().t())
-                       .view({streams, n, weights.back().size(0)});
-  return torch::cat({(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, streams - 1)});
+  return taylor::network_streams_per_layer(features, weights, biases, activation, layout);
 }
 
 }  // namespace

@@ -139,22 +139,6 @@ TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of r
   }
 }
 
-namespace {
-
-// The per-layer path the whole-network node replaces, in ATen operations only: one product and
-// one generic element-wise step per layer.
-torch::Tensor per_layer_streams(const torch::Tensor& features, const std::vector<torch::Tensor>& weights,
-                                const std::vector<torch::Tensor>& biases, nn::Activation activation,
-                                const taylor::StreamLayout& layout) {
-  torch::Tensor h = features;
-  for (std::size_t l = 0; l + 1 < weights.size(); ++l)
-    h = taylor::activate_streams(activation, torch::matmul(h, weights[l].t()), biases[l], layout,
-                                 taylor::Kernel::generic);
-  auto out = torch::matmul(h, weights.back().t());
-  return torch::cat({(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, out.size(0) - 1)});
-}
-
-}  // namespace
 
 TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, forward and backward") {
   torch::manual_seed(4);
@@ -188,7 +172,8 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
         std::vector<torch::Tensor> results;
         for (bool fused : {true, false}) {
           const auto out = fused ? taylor::network_streams_cpu(features, weights, biases, activation, layout)
-                                 : per_layer_streams(features, weights, biases, activation, layout);
+                                 : taylor::network_streams_per_layer(features, weights, biases, activation, layout,
+                                                                      taylor::Kernel::generic);
           const auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
           results.push_back(out.detach());
           results.insert(results.end(), grads.begin(), grads.end());

@@ -30,15 +30,6 @@ struct Network {
   std::vector<torch::Tensor> weights, biases;
 };
 
-// The per-layer path: one product and one fused element-wise node per layer.
-torch::Tensor per_layer(const torch::Tensor& features, const Network& net, const taylor::StreamLayout& layout) {
-  torch::Tensor h = features;
-  for (std::size_t l = 0; l + 1 < net.weights.size(); ++l)
-    h = taylor::activate_streams(nn::Activation::tanh, torch::matmul(h, net.weights[l].t()), net.biases[l], layout);
-  auto out = torch::matmul(h, net.weights.back().t());
-  return torch::cat({(out.select(0, 0) + net.biases.back()).unsqueeze(0), out.narrow(0, 1, out.size(0) - 1)});
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -82,7 +73,7 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     const auto out = variant == 0
                          ? taylor::network_streams_cpu(features, net.weights, net.biases, nn::Activation::tanh, layout)
-                         : per_layer(features, net, layout);
+                         : taylor::network_streams_per_layer(features, net.weights, net.biases, nn::Activation::tanh, layout);
     auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     grads.push_back(out.detach());

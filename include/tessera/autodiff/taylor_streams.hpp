@@ -73,6 +73,16 @@ torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& p
                                const torch::Tensor& bias, const StreamLayout& layout,
                                Kernel kernel = Kernel::automatic);
 
+/// The whole MLP's streams layer by layer, on any device: one product over all points and
+/// streams, then one `activate_streams` node per hidden layer (a GPU wants the whole batch at
+/// once). Arguments and result as for network_streams_cpu below; `kernel` picks the element-wise
+/// implementation.
+torch::Tensor network_streams_per_layer(const torch::Tensor& features,
+                                        const std::vector<torch::Tensor>& weights,
+                                        const std::vector<torch::Tensor>& biases,
+                                        nn::Activation activation, const StreamLayout& layout,
+                                        Kernel kernel = Kernel::automatic);
+
 /// The whole MLP's streams on a CPU (float32 or float64) as one autograd node. `features`
 /// [K, n, f] are the first layer's input streams (no gradient flows to them); `weights` [out, in]
 /// and `biases` [out] of every layer, output layer last; hidden layers apply `activation`.
