@@ -17,14 +17,17 @@ std::string subdomain_file(const std::string& directory, int id) {
   return (fs::path(directory) / ("subdomain_" + std::to_string(id) + ".pt")).string();
 }
 
-std::string shared_file(const std::string& directory) { return (fs::path(directory) / "shared.pt").string(); }
+std::string shared_file(const std::string& directory) {
+  return (fs::path(directory) / "shared.pt").string();
+}
 
 /// Fault injection for the tests: TESSERA_FAULT=kill_before_manifest@<iteration> kills rank 0
 /// in the checkpoint of that iteration after every subdomain file is written and before the
 /// manifest, as a node failure or `kill -9` would.
 void maybe_inject_fault(int64_t iteration) {
   const char* fault = std::getenv("TESSERA_FAULT");
-  if (fault && std::string(fault) == "kill_before_manifest@" + std::to_string(iteration)) std::raise(SIGKILL);
+  if (fault && std::string(fault) == "kill_before_manifest@" + std::to_string(iteration))
+    std::raise(SIGKILL);
 }
 
 }  // namespace
@@ -35,9 +38,11 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
   const std::string directory = io::checkpoint_directory(output, position.iteration);
   if (comm.rank() == 0) {
     std::error_code error;
-    fs::remove(fs::path(directory) / "manifest.json", error);  // rewritten: not complete until the end
+    fs::remove(fs::path(directory) / "manifest.json",
+               error);  // rewritten: not complete until the end
     fs::create_directories(directory, error);
-    TESSERA_CHECK(!error, "cannot create checkpoint folder '" << directory << "': " << error.message());
+    TESSERA_CHECK(!error,
+                  "cannot create checkpoint folder '" << directory << "': " << error.message());
   }
   comm.barrier();
   for (auto& [id, archive] : state.subdomains) archive->save_to(subdomain_file(directory, id));
@@ -59,20 +64,26 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
 }
 
 train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::string& output,
-                                          const std::vector<int>& owned, const nlohmann::json& identity) {
+                                          const std::vector<int>& owned,
+                                          const nlohmann::json& identity) {
   std::string directory = which;
   if (which == "latest") {
     directory = io::latest_checkpoint(output);
-    TESSERA_CHECK(!directory.empty(),
-                  "--restart latest: no complete checkpoint under '" << output << "/checkpoints' (one counts "
-                  "only with its manifest.json); run without --restart to start from scratch");
+    TESSERA_CHECK(
+        !directory.empty(),
+        "--restart latest: no complete checkpoint under '"
+            << output
+            << "/checkpoints' (one counts "
+               "only with its manifest.json); run without --restart to start from scratch");
   }
   const auto manifest = io::read_manifest(directory);
   for (const auto& [key, value] : identity.items())
     TESSERA_CHECK(manifest.contains(key) && manifest[key] == value,
-                  "checkpoint '" << directory << "' was written for a different problem: its " << key << " is "
-                                 << (manifest.contains(key) ? manifest[key].dump() : "missing") << ", this run's is "
-                                 << value.dump() << "; restart with the same case (the rank count may differ)");
+                  "checkpoint '" << directory << "' was written for a different problem: its "
+                                 << key << " is "
+                                 << (manifest.contains(key) ? manifest[key].dump() : "missing")
+                                 << ", this run's is " << value.dump()
+                                 << "; restart with the same case (the rank count may differ)");
   train::RestoredCheckpoint restored;
   restored.position.iteration = manifest.at("iteration").get<int64_t>();
   restored.position.stage = manifest.at("stage").get<int64_t>();
@@ -84,7 +95,8 @@ train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::s
     try {
       archive->load_from(file);
     } catch (const c10::Error& e) {
-      TESSERA_FAIL("checkpoint file '" << file << "' cannot be read: " << e.what_without_backtrace());
+      TESSERA_FAIL("checkpoint file '" << file
+                                       << "' cannot be read: " << e.what_without_backtrace());
     }
     return archive;
   };

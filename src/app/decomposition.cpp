@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include <sstream>
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
-#include <sstream>
 
 #include "tessera/geometry/box_shape.hpp"
 #include "tessera/geometry/csg_shape.hpp"
@@ -39,7 +39,8 @@ void fit_to_domain(partition::Partition& partition, const geometry::Domain& doma
   std::vector<int> outside;
   for (const auto& f : partition.interfaces()) {
     core::Rng rng(0, f.id, "interface-test");
-    const auto points = partition::interface_points(f, facet_samples, geometry::SamplerKind::sobol, rng);
+    const auto points =
+        partition::interface_points(f, facet_samples, geometry::SamplerKind::sobol, rng);
     if (!domain.contains(points).any().item<bool>()) outside.push_back(f.id);
   }
   if (!outside.empty()) partition = partition.without_interfaces(outside);
@@ -50,12 +51,12 @@ void fit_to_domain(partition::Partition& partition, const geometry::Domain& doma
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks) {
   const auto& spec = c.decomposition;
   const int k = spec.ranks_per_subdomain;
-  TESSERA_CHECK(ranks % k == 0,
-                c.file << ": decomposition.ranks_per_subdomain: " << k << " ranks per subdomain need a "
-                       << "rank count that is a multiple of " << k << ", got " << ranks
-                       << " rank(s); start " << k * std::max(1, ranks / k)
-                       << " ranks (-n " << k * std::max(1, ranks / k)
-                       << ") or set ranks_per_subdomain to a divisor of " << ranks);
+  TESSERA_CHECK(ranks % k == 0, c.file << ": decomposition.ranks_per_subdomain: " << k
+                                       << " ranks per subdomain need a "
+                                       << "rank count that is a multiple of " << k << ", got "
+                                       << ranks << " rank(s); start " << k * std::max(1, ranks / k)
+                                       << " ranks (-n " << k * std::max(1, ranks / k)
+                                       << ") or set ranks_per_subdomain to a divisor of " << ranks);
   TESSERA_CHECK(k == 1 || c.training.weights.adaptive != "grad_norm",
                 c.file << ": training.weights.adaptive: \"grad_norm\" is not available with "
                           "decomposition.ranks_per_subdomain > 1 (each replica sees only part of "
@@ -64,13 +65,18 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   // Quasi-random points spread uniformly over the domain: they place balanced cuts and show
   // which subdomains and interfaces of an irregular domain meet it.
   core::Rng rng(c.seed, -1, "decomposition");
-  const auto samples = p.domain->sample_interior(measure_samples, geometry::SamplerKind::sobol, rng);
-  Decomposition d{spec.balance == "measure"
-                      ? partition::Partition::balanced(p.domain->bounding_box(), p.domain->input_names(),
-                                                       spec.split, samples, key)
-                      : partition::Partition(p.domain->bounding_box(), p.domain->input_names(),
-                                             {spec.split, spec.cuts}, key),
-                  {}, {}, spec.interface.points, spec.method};
+  const auto samples =
+      p.domain->sample_interior(measure_samples, geometry::SamplerKind::sobol, rng);
+  Decomposition d{
+      spec.balance == "measure"
+          ? partition::Partition::balanced(p.domain->bounding_box(), p.domain->input_names(),
+                                           spec.split, samples, key)
+          : partition::Partition(p.domain->bounding_box(), p.domain->input_names(),
+                                 {spec.split, spec.cuts}, key),
+      {},
+      {},
+      spec.interface.points,
+      spec.method};
   if (!p.domain->shape().as_box()) fit_to_domain(d.partition, *p.domain, samples, key);
   d.replicas = k;
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
@@ -78,7 +84,8 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   if (spec.method == "xpinn") d.weights.continuity = d.weights.residual = 1;
   if (spec.method == "cpinn") d.weights.continuity = d.weights.flux = 1;
   auto weight = [&](const char* key, double& into) {
-    if (auto it = spec.interface.weights.find(key); it != spec.interface.weights.end()) into = it->second;
+    if (auto it = spec.interface.weights.find(key); it != spec.interface.weights.end())
+      into = it->second;
   };
   weight("continuity", d.weights.continuity);
   weight("residual", d.weights.residual);
@@ -96,8 +103,8 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   return d;
 }
 
-torch::Tensor subdomain_in_domain(const partition::Partition& partition, const geometry::Domain& domain,
-                                  const torch::Tensor& x) {
+torch::Tensor subdomain_in_domain(const partition::Partition& partition,
+                                  const geometry::Domain& domain, const torch::Tensor& x) {
   auto owner = partition.subdomain_of(x);
   if (!domain.shape().as_box()) owner.masked_fill_(domain.contains(x).logical_not(), -1);
   return owner;
@@ -172,8 +179,8 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
 }
 
 torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int64_t n,
-                                        geometry::SamplerKind kind, std::uint64_t seed,
-                                        const geometry::Domain& domain) {
+                                         geometry::SamplerKind kind, std::uint64_t seed,
+                                         const geometry::Domain& domain) {
   core::Rng rng(seed, f.id, "interface");
   if (domain.shape().as_box()) return partition::interface_points(f, n, kind, rng);
   return geometry::collect_accepted(
@@ -185,11 +192,13 @@ torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int
       "interface " + std::to_string(f.id));
 }
 
-std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
-    const io::Case& c, const Problem& p, const Decomposition& d, int s, physics::Replica replica) {
+std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(const io::Case& c,
+                                                                     const Problem& p,
+                                                                     const Decomposition& d, int s,
+                                                                     physics::Replica replica) {
   std::vector<std::unique_ptr<physics::InterfaceSide>> sides;
-  const auto sampler = geometry::parse_sampler(c.training.collocation.sampler,
-                                               "training.collocation.sampler");
+  const auto sampler =
+      geometry::parse_sampler(c.training.collocation.sampler, "training.collocation.sampler");
   for (int id : d.partition.interfaces_of(s)) {
     const auto& f = d.partition.interfaces()[id];
     auto points = interface_points_in_domain(f, d.interface_points, sampler, c.seed, *p.domain)

@@ -13,7 +13,8 @@ namespace {
 // Points per evaluation chunk: bounds the memory of the derivative graph on big grids.
 constexpr int64_t chunk_size = 16384;
 
-torch::Tensor reference_values(const io::Reference& reference, const std::vector<std::string>& fields) {
+torch::Tensor reference_values(const io::Reference& reference,
+                               const std::vector<std::string>& fields) {
   std::vector<torch::Tensor> columns;
   for (const auto& f : fields) {
     auto it = reference.fields.find(f);
@@ -51,8 +52,9 @@ std::vector<double> evenly_spaced(double lo, double hi, int64_t n) {
 
 /// output.mesh: a triangle or tetrahedral mesh of the spatial shape (CGAL's meshers).
 io::MeshPoints shape_mesh(const geometry::Shape& shape, double max_cell_size) {
-  const auto mesh = shape.dims() == 2 ? geometry::mesh_region(shape.polygons(max_cell_size), max_cell_size)
-                                      : geometry::mesh_volume(shape.surface(max_cell_size), max_cell_size);
+  const auto mesh = shape.dims() == 2
+                        ? geometry::mesh_region(shape.polygons(max_cell_size), max_cell_size)
+                        : geometry::mesh_volume(shape.surface(max_cell_size), max_cell_size);
   return {mesh.dims, mesh.points, mesh.cells};
 }
 
@@ -75,14 +77,17 @@ io::MeshPoints shared_from_rank0(const parallel::Communicator& comm, io::MeshPoi
   out.dims = static_cast<int>(sizes[0]);
   out.points.assign(data.begin(), data.begin() + n_points);
   out.cells.reserve(data.size() - n_points);
-  for (std::size_t i = n_points; i < data.size(); ++i) out.cells.push_back(static_cast<int64_t>(data[i]));
+  for (std::size_t i = n_points; i < data.size(); ++i)
+    out.cells.push_back(static_cast<int64_t>(data[i]));
   return out;
 }
 
 }  // namespace
 
-io::GridLayout output_grid(const io::Case& c, const Problem& p, const parallel::Communicator* comm) {
-  if (p.reference && c.output.grid.empty() && !c.output.mesh_max_cell_size) return p.reference->layout;
+io::GridLayout output_grid(const io::Case& c, const Problem& p,
+                           const parallel::Communicator* comm) {
+  if (p.reference && c.output.grid.empty() && !c.output.mesh_max_cell_size)
+    return p.reference->layout;
   io::GridLayout layout;
   layout.names = p.domain->input_names();
   layout.has_time = p.domain->has_time();
@@ -98,7 +103,8 @@ io::GridLayout output_grid(const io::Case& c, const Problem& p, const parallel::
       failure = c.file + ": output.mesh: " + e.what();
     }
     if (comm) {
-      TESSERA_CHECK(!comm->any(!failure.empty()), (failure.empty() ? "output.mesh: rank 0 failed to mesh the domain" : failure));
+      TESSERA_CHECK(!comm->any(!failure.empty()),
+                    (failure.empty() ? "output.mesh: rank 0 failed to mesh the domain" : failure));
       layout.mesh = shared_from_rank0(*comm, layout.mesh.value_or(io::MeshPoints{}));
     } else if (!failure.empty()) {
       throw Error(failure);
@@ -120,11 +126,13 @@ io::GridLayout output_grid(const io::Case& c, const Problem& p, const parallel::
 torch::Tensor grid_points(const io::GridLayout& layout) {
   if (layout.mesh) {  // mesh points, repeated for every time value (time slowest)
     const auto& mesh = *layout.mesh;
-    auto space = torch::tensor(mesh.points, torch::kFloat64).reshape({mesh.point_count(), mesh.dims});
+    auto space =
+        torch::tensor(mesh.points, torch::kFloat64).reshape({mesh.point_count(), mesh.dims});
     if (!layout.has_time) return space;
     const auto times = torch::tensor(layout.axes.back(), torch::kFloat64);
     const auto nt = times.size(0);
-    return torch::cat({space.repeat({nt, 1}), times.repeat_interleave(mesh.point_count()).unsqueeze(1)}, 1);
+    return torch::cat(
+        {space.repeat({nt, 1}), times.repeat_interleave(mesh.point_count()).unsqueeze(1)}, 1);
   }
   std::vector<torch::Tensor> axes;
   for (const auto& a : layout.axes) axes.push_back(torch::tensor(a, torch::kFloat64));
@@ -239,8 +247,8 @@ io::GridContribution Evaluator::output_contribution() {
     for (int64_t start = 0; start < x.size(0); start += chunk_size) {
       auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)))
                       .to(problem_.device, problem_.dtype);
-      const auto residuals =
-          physics::equation_residuals(problem_.equations, *model->fields, part, /*create_graph=*/false);
+      const auto residuals = physics::equation_residuals(problem_.equations, *model->fields, part,
+                                                         /*create_graph=*/false);
       for (std::size_t e = 0; e < residuals.size(); ++e)
         append(out.fields["residual_" + problem_.equations[e].name],
                residuals[e].detach().to(torch::kCPU, torch::kFloat64));
@@ -254,7 +262,8 @@ io::GridContribution Evaluator::output_contribution() {
       }
     }
     const auto idx = indices.contiguous();
-    out.indices.insert(out.indices.end(), idx.data_ptr<int64_t>(), idx.data_ptr<int64_t>() + idx.numel());
+    out.indices.insert(out.indices.end(), idx.data_ptr<int64_t>(),
+                       idx.data_ptr<int64_t>() + idx.numel());
     out.subdomain.insert(out.subdomain.end(), indices.size(0), model->id);
   }
   return out;

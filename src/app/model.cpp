@@ -12,8 +12,7 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box) {
   io::NetworkSpec spec = c.network;
   auto override = c.subdomains.find(id);
-  if (override != c.subdomains.end() && override->second.network)
-    spec = *override->second.network;
+  if (override != c.subdomains.end() && override->second.network) spec = *override->second.network;
   nn::MlpOptions o;
   o.inputs = p.domain->dims();
   o.outputs = static_cast<int64_t>(c.fields.size());
@@ -45,9 +44,10 @@ physics::DerivativeEngine derivative_engine(const io::Case& c, const nn::Mlp& ne
                                  const std::set<autodiff::Partial>& requested, bool create_graph) {
     if (autodiff::taylor_supports(network->options(), requested))
       return autodiff::taylor_partials(*network, x, requested, create_graph);
-    TESSERA_CHECK(choice != "taylor",
-                  file << ": training.derivatives: the \"taylor\" engine computes derivatives up "
-                          "to second order; this case needs higher ones: use \"auto\" or \"autograd\"");
+    TESSERA_CHECK(
+        choice != "taylor",
+        file << ": training.derivatives: the \"taylor\" engine computes derivatives up "
+                "to second order; this case needs higher ones: use \"auto\" or \"autograd\"");
     return autodiff::reverse_partials(function, x, requested, create_graph);
   };
 }
@@ -68,8 +68,8 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
       derivative_engine(c, model->network), std::move(parameters));
 
   const physics::PointOptions points{p.dtype, p.device, replica};
-  const auto sampler = geometry::parse_sampler(c.training.collocation.sampler,
-                                               "training.collocation.sampler");
+  const auto sampler =
+      geometry::parse_sampler(c.training.collocation.sampler, "training.collocation.sampler");
   int64_t collocation = c.training.collocation.points;
   auto override = c.subdomains.find(id);
   if (override != c.subdomains.end() && override->second.collocation_points)
@@ -104,7 +104,8 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   train::TrainingPlan plan;
   for (const auto& s : c.training.stages) {
     train::StagePlan stage;
-    stage.optimizer = s.optimizer == "lbfgs" ? train::OptimizerKind::lbfgs : train::OptimizerKind::adam;
+    stage.optimizer =
+        s.optimizer == "lbfgs" ? train::OptimizerKind::lbfgs : train::OptimizerKind::adam;
     stage.iterations = s.iterations;
     stage.lr = s.lr;
     if (s.decay) {

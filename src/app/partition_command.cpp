@@ -56,8 +56,7 @@ int partition_command(const CommandLine& line) {
   info.attributes_double["ranks"] = ranks;
   const std::string stem = c.name + "_partition";
   io::write_grid_output(comm, c.output.directory, stem, layout, contribution, info);
-  if (comm.rank() == 0)
-    std::cout << "wrote " << c.output.directory << "/" << stem << ".xmf\n";
+  if (comm.rank() == 0) std::cout << "wrote " << c.output.directory << "/" << stem << ".xmf\n";
   return 0;
 }
 

@@ -1,8 +1,8 @@
 #include "tessera/app/problem.hpp"
 
+#include "tessera/app/shape_builder.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
-#include "tessera/app/shape_builder.hpp"
 #include "tessera/io/observations.hpp"
 
 namespace tessera::app {
@@ -46,7 +46,8 @@ physics::ConditionType condition_type(const io::ConditionSpec& spec, const std::
 }
 
 /// Reads a data condition's file and checks that every observation lies inside the domain.
-DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec, const geometry::Domain& domain) {
+DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec,
+                   const geometry::Domain& domain) {
   const auto obs = [&] {
     try {
       return io::read_observations(spec.file, domain.dims(), spec.fields, spec.key + ".file");
@@ -57,10 +58,12 @@ DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec, const geome
   DataPlan plan;
   for (const auto& f : spec.fields) plan.fields.push_back(field_index(c, f));
   plan.points = torch::from_blob(const_cast<double*>(obs.points.data()), {obs.count, obs.dims},
-                                 torch::kFloat64).clone();
-  plan.values = torch::from_blob(const_cast<double*>(obs.values.data()),
-                                 {obs.count, static_cast<int64_t>(spec.fields.size())}, torch::kFloat64)
+                                 torch::kFloat64)
                     .clone();
+  plan.values =
+      torch::from_blob(const_cast<double*>(obs.values.data()),
+                       {obs.count, static_cast<int64_t>(spec.fields.size())}, torch::kFloat64)
+          .clone();
   const auto inside = domain.contains(plan.points);
   if (!inside.all().item<bool>()) {
     const int64_t row = torch::logical_not(inside).nonzero().min().item<int64_t>();
@@ -88,7 +91,8 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
     }
   };
   if (spec.type == "periodic") {
-    plan.periodic_faces = with_file([&] { return domain.periodic_faces(spec.axis, spec.key + ".axis"); });
+    plan.periodic_faces =
+        with_file([&] { return domain.periodic_faces(spec.axis, spec.key + ".axis"); });
     return plan;
   }
   if (spec.type == "data") {
@@ -143,7 +147,8 @@ Problem build_problem(const io::Case& c) {
       return std::make_shared<const geometry::Domain>(build_shape(c), c.coordinates, time_range,
                                                       c.time ? c.time->name : "t", c.geometry.tags);
     } catch (const Error& e) {
-      throw Error(std::string(e.what()).rfind(c.file, 0) == 0 ? e.what() : c.file + ": " + e.what());
+      throw Error(std::string(e.what()).rfind(c.file, 0) == 0 ? e.what()
+                                                              : c.file + ": " + e.what());
     }
   }();
 
@@ -153,8 +158,10 @@ Problem build_problem(const io::Case& c) {
     for (const auto& component : eq.flux) flux.push_back(parse(c, component, p.symbols));
     if (!flux.empty()) {
       TESSERA_CHECK(static_cast<int>(flux.size()) == p.domain->spatial_dims(),
-                    c.file << ": equations." << eq.name << ".flux: needs one expression per spatial "
-                           "coordinate (" << p.domain->spatial_dims() << "), got " << flux.size());
+                    c.file << ": equations." << eq.name
+                           << ".flux: needs one expression per spatial "
+                              "coordinate ("
+                           << p.domain->spatial_dims() << "), got " << flux.size());
       p.fluxes.push_back(std::move(flux));
     }
     p.term_names.push_back(eq.name);

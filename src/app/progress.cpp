@@ -10,8 +10,9 @@
 namespace tessera::app {
 
 nlohmann::json history_json(const train::LogRecord& r) {
-  nlohmann::json j = {{"iteration", r.iteration}, {"stage", r.stage}, {"wall_s", r.wall_s},
-                      {"lr", r.lr},               {"loss", r.loss},   {"terms", r.terms}};
+  nlohmann::json j = {{"iteration", r.iteration}, {"stage", r.stage},
+                      {"wall_s", r.wall_s},       {"lr", r.lr},
+                      {"loss", r.loss},           {"terms", r.terms}};
   if (!r.rel_l2.empty()) j["rel_l2"] = r.rel_l2;
   if (!r.parameters.empty()) j["parameters"] = r.parameters;
   bool adaptive = false;
@@ -59,9 +60,11 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   for (const auto& g : model->groups)
     for (const auto& name : g->term_names()) points[name] = g->point_count();
   for (const auto& side : model->interfaces)
-    for (const auto& name : physics::interface_term_names(d.weights)) points[name] += side->point_count();
+    for (const auto& name : physics::interface_term_names(d.weights))
+      points[name] += side->point_count();
   for (const auto& name : p.term_names)
-    out << "    " << name << ": weight " << p.weights.at(name) << ", " << points[name] << " points\n";
+    out << "    " << name << ": weight " << p.weights.at(name) << ", " << points[name]
+        << " points\n";
   out << "  decomposition: " << d.method << ", " << d.partition.size() << " subdomain(s), "
       << d.partition.interfaces().size() << " interface(s)";
   if (!d.partition.interfaces().empty()) out << " with " << d.interface_points << " points each";
@@ -84,12 +87,14 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   out << "  training: " << c.training.stages.size() << " stage(s), " << iterations
       << " iterations; derivatives: "
       << (c.training.derivatives == "autograd" ? "reverse-mode autograd"
-          : c.training.derivatives == "taylor" ? "forward Taylor engine"
-                                                : "auto (forward Taylor engine up to second order, else autograd)")
+          : c.training.derivatives == "taylor"
+              ? "forward Taylor engine"
+              : "auto (forward Taylor engine up to second order, else autograd)")
       << "\n";
   if (!p.exact.empty()) out << "  exact solution given: relative L2 error reported\n";
   if (d.replicas > 1)
-    out << "  data-parallel: " << d.replicas << " ranks per subdomain, gradients summed every step\n";
+    out << "  data-parallel: " << d.replicas
+        << " ranks per subdomain, gradients summed every step\n";
   for (const auto& parameter : p.parameters)
     out << "  trainable parameter " << parameter.name << ": initial " << parameter.initial
         << (parameter.positive ? " (positive)" : "") << ", shared by every subdomain\n";
@@ -125,8 +130,9 @@ void ProgressPrinter::print(const train::LogRecord& r) {
   last_wall_ = r.wall_s;
   last_iteration_ = r.iteration;
   char line[256];
-  std::snprintf(line, sizeof line, "[%7lld/%lld] %-5s loss %.3e", static_cast<long long>(r.iteration),
-                static_cast<long long>(r.total_iterations), r.stage.c_str(), r.loss);
+  std::snprintf(line, sizeof line, "[%7lld/%lld] %-5s loss %.3e",
+                static_cast<long long>(r.iteration), static_cast<long long>(r.total_iterations),
+                r.stage.c_str(), r.loss);
   std::cout << line;
   for (const auto& [field, error] : r.rel_l2) {
     std::snprintf(line, sizeof line, "  rel_l2(%s) %.3e", field.c_str(), error);
@@ -139,7 +145,8 @@ void ProgressPrinter::print(const train::LogRecord& r) {
   if (r.final) {
     std::snprintf(line, sizeof line, "  done in %.1f s\n", r.wall_s);
   } else {
-    const double eta = rate > 0 ? static_cast<double>(r.total_iterations - r.iteration) / rate : 0.0;
+    const double eta =
+        rate > 0 ? static_cast<double>(r.total_iterations - r.iteration) / rate : 0.0;
     std::snprintf(line, sizeof line, "  %.0f it/s  ETA %.0f s\n", rate, eta);
   }
   std::cout << line << std::flush;

@@ -40,11 +40,15 @@ nlohmann::json checkpoint_identity(const io::Case& c, const Decomposition& d) {
   nlohmann::json networks = nlohmann::json::array();
   for (const auto& s : d.partition.subdomains()) {
     auto spec = c.network;
-    if (auto it = c.subdomains.find(s.id); it != c.subdomains.end() && it->second.network) spec = *it->second.network;
+    if (auto it = c.subdomains.find(s.id); it != c.subdomains.end() && it->second.network)
+      spec = *it->second.network;
     networks.push_back(spec.hidden);
   }
-  return {{"case", c.name}, {"subdomains", d.partition.size()}, {"networks", networks},
-          {"stages", c.training.stages.size()}, {"dtype", c.dtype}};
+  return {{"case", c.name},
+          {"subdomains", d.partition.size()},
+          {"networks", networks},
+          {"stages", c.training.stages.size()},
+          {"dtype", c.dtype}};
 }
 
 }  // namespace
@@ -70,7 +74,8 @@ int run_command(const CommandLine& line) {
   const int group_first = comm.rank() - replica.index;
   std::shared_ptr<physics::SharedParameters> parameters;
   if (!problem.parameters.empty())
-    parameters = std::make_shared<physics::SharedParameters>(problem.parameters, problem.dtype, problem.device);
+    parameters = std::make_shared<physics::SharedParameters>(problem.parameters, problem.dtype,
+                                                             problem.device);
 
   std::vector<std::unique_ptr<train::SubdomainModel>> models;
   for (const auto& s : decomposition.partition.subdomains())
@@ -90,7 +95,8 @@ int run_command(const CommandLine& line) {
     for (const auto& side : model->interfaces) {
       const auto& f = decomposition.partition.interfaces()[side->interface_id()];
       const int peer = decomposition.rank_of[side->side() == 0 ? f.upper : f.lower] + replica.index;
-      exchange.add(side->interface_id(), side->side(), peer, side->point_count() * side->quantities());
+      exchange.add(side->interface_id(), side->side(), peer,
+                   side->point_count() * side->quantities());
     }
   const bool has_interfaces = !decomposition.partition.interfaces().empty();
 
@@ -98,7 +104,8 @@ int run_command(const CommandLine& line) {
   const auto group = comm.split(group_first, replica.index);
   std::unique_ptr<parallel::GradientAllReduce> replica_sum, parameter_sum;
   if (replicas > 1) replica_sum = std::make_unique<parallel::GradientAllReduce>(group);
-  if (parameters && comm.size() > 1) parameter_sum = std::make_unique<parallel::GradientAllReduce>(comm);
+  if (parameters && comm.size() > 1)
+    parameter_sum = std::make_unique<parallel::GradientAllReduce>(comm);
   train::GradientSync sync{replica_sum.get(), parameters.get(), parameter_sum.get(),
                            decomposition.partition.size() == 1 && groups == 1};
 
@@ -108,10 +115,12 @@ int run_command(const CommandLine& line) {
   // all belong to the domain (its boundary as the mesher's chords), so nothing is masked there.
   const bool mask_outside = !layout.mesh;
   SubdomainOf subdomain_of = [&partition, &problem, mask_outside](const torch::Tensor& x) {
-    return mask_outside ? subdomain_in_domain(partition, *problem.domain, x) : partition.subdomain_of(x);
+    return mask_outside ? subdomain_in_domain(partition, *problem.domain, x)
+                        : partition.subdomain_of(x);
   };
   // One replica per group evaluates the output and the errors; the others add nothing.
-  Evaluator evaluator(comm, problem, replica.index == 0 ? owned : std::vector<train::SubdomainModel*>{},
+  Evaluator evaluator(comm, problem,
+                      replica.index == 0 ? owned : std::vector<train::SubdomainModel*>{},
                       subdomain_of, decomposition.partition.size(), std::move(layout));
 
   const auto identity = checkpoint_identity(c, decomposition);
@@ -121,7 +130,8 @@ int run_command(const CommandLine& line) {
     for (auto* model : owned) ids.push_back(model->id);
     restored = read_checkpoint(line.restart, c.output.directory, ids, identity);
     if (root)
-      std::cout << "tessera: continuing from the checkpoint at iteration " << restored->position.iteration << "\n";
+      std::cout << "tessera: continuing from the checkpoint at iteration "
+                << restored->position.iteration << "\n";
   }
 
   std::unique_ptr<io::HistoryWriter> history;
@@ -167,23 +177,23 @@ int run_command(const CommandLine& line) {
                         evaluator.output_contribution(), info);
 
   if (root) {
-    nlohmann::json run = {{"case", c.effective},
-                          {"case_file", c.file},
-                          {"versions", versions(comm.size())},
-                          {"started", started},
-                          {"finished", utc_now()},
-                          {"iterations", trainer.iterations_done()},
-                          {"wall_s", final_record.wall_s},
-                          {"final", history_json(final_record)},
-                          {"synchronisation",
-                           {{"ranks_per_subdomain", replicas},
-                            {"adam_steps", trainer.adam_steps()},
-                            {"replica_gradient_allreduces", replica_sum ? replica_sum->calls() : 0},
-                            {"parameter_gradient_allreduces", parameter_sum ? parameter_sum->calls() : 0}}}};
+    nlohmann::json run = {
+        {"case", c.effective},
+        {"case_file", c.file},
+        {"versions", versions(comm.size())},
+        {"started", started},
+        {"finished", utc_now()},
+        {"iterations", trainer.iterations_done()},
+        {"wall_s", final_record.wall_s},
+        {"final", history_json(final_record)},
+        {"synchronisation",
+         {{"ranks_per_subdomain", replicas},
+          {"adam_steps", trainer.adam_steps()},
+          {"replica_gradient_allreduces", replica_sum ? replica_sum->calls() : 0},
+          {"parameter_gradient_allreduces", parameter_sum ? parameter_sum->calls() : 0}}}};
     io::write_json_atomically(c.output.directory + "/run.json", run);
     const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
-    std::cout << "tessera: wrote " << xmf.lexically_normal().string()
-              << " (open it in ParaView)\n";
+    std::cout << "tessera: wrote " << xmf.lexically_normal().string() << " (open it in ParaView)\n";
   }
   return 0;
 }

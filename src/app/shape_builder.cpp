@@ -26,9 +26,11 @@ std::shared_ptr<const geometry::Shape> build(const io::ShapeSpec& spec, int dims
     }
     return geometry::make_box(box, spec.key);
   }
-  if (kind == "disk") return geometry::make_disk({spec.center[0], spec.center[1]}, spec.radius, spec.key);
+  if (kind == "disk")
+    return geometry::make_disk({spec.center[0], spec.center[1]}, spec.radius, spec.key);
   if (kind == "ball")
-    return geometry::make_ball({spec.center[0], spec.center[1], spec.center[2]}, spec.radius, spec.key);
+    return geometry::make_ball({spec.center[0], spec.center[1], spec.center[2]}, spec.radius,
+                               spec.key);
   if (kind == "polygon") {
     if (!spec.file.empty()) return geometry::make_polygon_file(spec.file);
     geometry::PolygonWithHoles polygon{ring_of(spec.vertices), {}};
@@ -36,7 +38,8 @@ std::shared_ptr<const geometry::Shape> build(const io::ShapeSpec& spec, int dims
     return geometry::make_polygon(polygon, spec.key);
   }
   if (kind == "mesh") {
-    return dims == 2 ? geometry::make_polygon_file(spec.file) : geometry::make_surface_file(spec.file);
+    return dims == 2 ? geometry::make_polygon_file(spec.file)
+                     : geometry::make_surface_file(spec.file);
   }
   geometry::BooleanOp op = geometry::BooleanOp::union_;
   if (kind == "intersection") op = geometry::BooleanOp::intersection;

@@ -78,7 +78,8 @@ Partials reverse_partials(const NetworkFunction& network, const torch::Tensor& x
     }
     TESSERA_CHECK(!p.wrt.empty(), "reverse engine: a Laplacian needs at least one coordinate");
     torch::Tensor sum = values.at({p.output, {p.wrt[0], p.wrt[0]}});
-    for (std::size_t k = 1; k < p.wrt.size(); ++k) sum = sum + values.at({p.output, {p.wrt[k], p.wrt[k]}});
+    for (std::size_t k = 1; k < p.wrt.size(); ++k)
+      sum = sum + values.at({p.output, {p.wrt[k], p.wrt[k]}});
     result[p] = sum;
   }
   return result;

@@ -56,7 +56,8 @@ torch::Tensor feature_streams(const nn::MlpImpl& network, const torch::Tensor& x
     fill(1 + static_cast<int64_t>(layout.axes.size() + k), -sin_p * r, -cos_p * r);
   }
   // A Laplacian stream: the pure second derivatives summed, -[sin p, cos p] sum_a rate_a^2.
-  const int64_t first_laplacian = 1 + static_cast<int64_t>(layout.axes.size() + layout.pairs.size());
+  const int64_t first_laplacian =
+      1 + static_cast<int64_t>(layout.axes.size() + layout.pairs.size());
   for (std::size_t k = 0; k < layout.laplacians.size(); ++k) {
     auto r = torch::zeros_like(fourier[0]);
     for (int position : layout.laplacians[k]) r = r + rate(position) * rate(position);

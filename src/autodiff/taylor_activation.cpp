@@ -14,24 +14,32 @@
 
 namespace tessera::autodiff::taylor {
 
-std::vector<torch::Tensor> activation_primitives(nn::Activation activation, const torch::Tensor& z) {
+std::vector<torch::Tensor> activation_primitives(nn::Activation activation,
+                                                 const torch::Tensor& z) {
   switch (activation) {
-    case nn::Activation::tanh: return {torch::tanh(z)};
-    case nn::Activation::sin: return {torch::sin(z), torch::cos(z)};
+    case nn::Activation::tanh:
+      return {torch::tanh(z)};
+    case nn::Activation::sin:
+      return {torch::sin(z), torch::cos(z)};
     case nn::Activation::gelu:  // exact (erf) GELU, as torch::gelu computes it
       return {z, 0.5 * (1 + torch::erf(z * M_SQRT1_2)),
               torch::exp(-0.5 * z * z) * (0.5 * M_2_SQRTPI * M_SQRT1_2)};
-    case nn::Activation::silu: return {z, torch::sigmoid(z)};
+    case nn::Activation::silu:
+      return {z, torch::sigmoid(z)};
   }
   TESSERA_FAIL("activation primitives: unknown activation");
 }
 
 int64_t primitive_count(nn::Activation activation) {
   switch (activation) {
-    case nn::Activation::tanh: return 1;
-    case nn::Activation::sin: return 2;
-    case nn::Activation::gelu: return 3;
-    case nn::Activation::silu: return 2;
+    case nn::Activation::tanh:
+      return 1;
+    case nn::Activation::sin:
+      return 2;
+    case nn::Activation::gelu:
+      return 3;
+    case nn::Activation::silu:
+      return 2;
   }
   TESSERA_FAIL("activation primitives: unknown activation");
 }
@@ -48,7 +56,9 @@ void activation_primitives_into(nn::Activation activation, const torch::Tensor& 
       }
       at::tanh_out(out[0], z);
       return;
-    case nn::Activation::sin: at::sin_out(out[0], z), at::cos_out(out[1], z); return;
+    case nn::Activation::sin:
+      at::sin_out(out[0], z), at::cos_out(out[1], z);
+      return;
     default: {
       const auto primitives = activation_primitives(activation, z);
       for (std::size_t k = 0; k < primitives.size(); ++k) out[k].copy_(primitives[k]);
@@ -59,7 +69,8 @@ void activation_primitives_into(nn::Activation activation, const torch::Tensor& 
 std::vector<torch::Tensor> derivatives_from_primitives(nn::Activation activation,
                                                        const std::vector<torch::Tensor>& primitives,
                                                        int order) {
-  TESSERA_CHECK(order >= 0 && order <= 3, "activation derivatives: order " << order << " not in 0..3");
+  TESSERA_CHECK(order >= 0 && order <= 3,
+                "activation derivatives: order " << order << " not in 0..3");
   std::vector<torch::Tensor> d;
   switch (activation) {
     case nn::Activation::tanh: {  // tanh' = 1 - tanh^2

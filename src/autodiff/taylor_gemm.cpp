@@ -31,13 +31,13 @@ template <typename T, int Bytes>
 struct Native;
 
 #define TESSERA_NATIVE_VECTOR(T, BYTES)                                                      \
-  template <>                                                                               \
-  struct Native<T, BYTES> {                                                                 \
-    typedef T type __attribute__((vector_size(BYTES)));                                     \
-    /* For loads and stores at element alignment, through any T buffer. */                 \
+  template <>                                                                                \
+  struct Native<T, BYTES> {                                                                  \
+    typedef T type __attribute__((vector_size(BYTES)));                                      \
+    /* For loads and stores at element alignment, through any T buffer. */                   \
     typedef T unaligned __attribute__((vector_size(BYTES), aligned(alignof(T)), may_alias)); \
-    static constexpr int64_t lanes = BYTES / static_cast<int64_t>(sizeof(T));               \
-    static constexpr int64_t pieces = vector_bytes / BYTES;  /* per kernel vector */        \
+    static constexpr int64_t lanes = BYTES / static_cast<int64_t>(sizeof(T));                \
+    static constexpr int64_t pieces = vector_bytes / BYTES; /* per kernel vector */          \
   };
 TESSERA_NATIVE_VECTOR(float, 16)
 TESSERA_NATIVE_VECTOR(float, 32)
@@ -91,7 +91,8 @@ struct Product {
     using Vector = typename Native<T, Bytes>::type;
     constexpr int64_t L = Native<T, Bytes>::lanes;
     Vector sum[R][V];
-    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int v = 0; v < V; ++v) sum[r][v] = Vector{};
+    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int v = 0; v < V; ++v)
+        sum[r][v] = Vector{};
     const T* a_tile = a + i * a_row;
     const T* b_tile = b + j * L;
     for (int64_t t = 0; t < steps; ++t) {
@@ -133,7 +134,8 @@ struct LaneProduct {
     constexpr int64_t L = Native<T, Bytes>::lanes;
     constexpr int64_t pieces = vectors_per_kernel_vector();
     Vector sum[R][C];
-    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int c = 0; c < C; ++c) sum[r][c] = Vector{};
+    TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int c = 0; c < C; ++c)
+        sum[r][c] = Vector{};
     for (int64_t s = 0; s < sets; ++s) {
       const T* a_tile = a[s] + i * lda;
       const T* b_tile = b[s] + j * ldb;
@@ -184,11 +186,13 @@ TESSERA_AVX512 void products_v4(const LaneProduct<T, 64>& p, int64_t rows, int64
   run<5, 5>(p, rows, cols);
 }
 template <typename T>
-__attribute__((target("arch=x86-64-v3"))) void products_v3(const Product<T, 32>& p, int64_t rows, int64_t vectors) {
+__attribute__((target("arch=x86-64-v3"))) void products_v3(const Product<T, 32>& p, int64_t rows,
+                                                           int64_t vectors) {
   run<4, 3>(p, rows, vectors);
 }
 template <typename T>
-__attribute__((target("arch=x86-64-v3"))) void products_v3(const LaneProduct<T, 32>& p, int64_t rows, int64_t cols) {
+__attribute__((target("arch=x86-64-v3"))) void products_v3(const LaneProduct<T, 32>& p,
+                                                           int64_t rows, int64_t cols) {
   run<3, 4>(p, rows, cols);
 }
 
@@ -209,12 +213,15 @@ Isa isa() {
     if (!asked || !*asked) return best;
     const std::string name = asked;
     Isa wanted;
-    if (name == "avx512") wanted = Isa::v4;
-    else if (name == "avx2") wanted = Isa::v3;
-    else if (name == "baseline") wanted = Isa::baseline;
+    if (name == "avx512")
+      wanted = Isa::v4;
+    else if (name == "avx2")
+      wanted = Isa::v3;
+    else if (name == "baseline")
+      wanted = Isa::baseline;
     else
-      TESSERA_FAIL("TESSERA_CPU_KERNELS=" << name
-                   << " is not a kernel set: use avx512, avx2 or baseline (or unset it)");
+      TESSERA_FAIL("TESSERA_CPU_KERNELS="
+                   << name << " is not a kernel set: use avx512, avx2 or baseline (or unset it)");
     return std::min(wanted, best);
   }();
   return chosen;
@@ -235,9 +242,12 @@ template <template <typename, int> class Kernel, typename T, typename... Fields>
 void products(int64_t rows, int64_t cols, const Fields&... fields) {
 #ifdef TESSERA_GEMM_DISPATCH
   switch (isa()) {
-    case Isa::v4: return products_v4(Kernel<T, 64>{fields...}, rows, cols);
-    case Isa::v3: return products_v3(Kernel<T, 32>{fields...}, rows, cols);
-    case Isa::baseline: break;
+    case Isa::v4:
+      return products_v4(Kernel<T, 64>{fields...}, rows, cols);
+    case Isa::v3:
+      return products_v3(Kernel<T, 32>{fields...}, rows, cols);
+    case Isa::baseline:
+      break;
   }
 #endif
   products_baseline(Kernel<T, 16>{fields...}, rows, cols);
@@ -248,9 +258,12 @@ void products(int64_t rows, int64_t cols, const Fields&... fields) {
 const char* cpu_kernels() {
 #ifdef TESSERA_GEMM_DISPATCH
   switch (isa()) {
-    case Isa::v4: return "avx512";
-    case Isa::v3: return "avx2";
-    case Isa::baseline: break;
+    case Isa::v4:
+      return "avx512";
+    case Isa::v3:
+      return "avx2";
+    case Isa::baseline:
+      break;
   }
 #endif
   return "baseline";
@@ -264,18 +277,18 @@ bool avx512_kernels() {
 #endif
 }
 
-#define TESSERA_GEMM_ENTRIES(T)                                                                  \
-  void gemm(int64_t rows, int64_t vectors, int64_t steps, const T* a, int64_t a_row,           \
-            int64_t a_step, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate,       \
-            const T* row_bias) {                                                               \
-    products<Product, T>(rows, vectors, steps, a, a_row, a_step, b, ldb, c, ldc, accumulate,   \
-                         row_bias);                                                            \
-  }                                                                                            \
-  void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,                  \
-                  const Streams<const T*>& a, int64_t lda, const Streams<const T*>& b,         \
-                  int64_t ldb, T* partial, bool accumulate) {                                  \
-    products<LaneProduct, T>(rows, cols, cols, vectors, sets, a, lda, b, ldb, partial,         \
-                             accumulate);                                                      \
+#define TESSERA_GEMM_ENTRIES(T)                                                              \
+  void gemm(int64_t rows, int64_t vectors, int64_t steps, const T* a, int64_t a_row,         \
+            int64_t a_step, const T* b, int64_t ldb, T* c, int64_t ldc, bool accumulate,     \
+            const T* row_bias) {                                                             \
+    products<Product, T>(rows, vectors, steps, a, a_row, a_step, b, ldb, c, ldc, accumulate, \
+                         row_bias);                                                          \
+  }                                                                                          \
+  void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,                 \
+                  const Streams<const T*>& a, int64_t lda, const Streams<const T*>& b,       \
+                  int64_t ldb, T* partial, bool accumulate) {                                \
+    products<LaneProduct, T>(rows, cols, cols, vectors, sets, a, lda, b, ldb, partial,       \
+                             accumulate);                                                    \
   }
 TESSERA_GEMM_ENTRIES(float)
 TESSERA_GEMM_ENTRIES(double)

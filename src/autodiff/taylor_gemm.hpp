@@ -21,7 +21,8 @@ constexpr int64_t lanes() {
 }
 
 /// For i < rows and the `vectors` * lanes columns j:
-///   c[i * ldc + j] (+)= sum_{t < steps} a[i * a_row + t * a_step] * b[t * ldb + j]  (+ row_bias[i])
+///   c[i * ldc + j] (+)= sum_{t < steps} a[i * a_row + t * a_step] * b[t * ldb + j]  (+
+///   row_bias[i])
 /// `accumulate` adds to c instead of overwriting it; `row_bias` (may be null) is added to row i.
 /// b and c rows hold whole vectors; a is read element by element, so its two strides make the
 /// one kernel serve W . h (a_row = in, a_step = 1) and W^T . g (a_row = 1, a_step = in).
@@ -66,8 +67,9 @@ void gemm_lanes(int64_t rows, int64_t cols, int64_t vectors, int64_t sets,
 /// the environment variable TESSERA_CPU_KERNELS asks for a lower one (x86-64 GCC builds; other
 /// builds always say "baseline": one version, compiled for the build's target). An unknown
 /// value throws tessera::Error at the first product. By construction AVX-512 and AVX2 sum gemm's
-/// terms in the same order (with FMA); gemm_lanes spreads its sums over the lanes differently, so weight gradients
-/// differ in rounding between them, and the baseline (no FMA) rounds differently throughout.
+/// terms in the same order (with FMA); gemm_lanes spreads its sums over the lanes differently, so
+/// weight gradients differ in rounding between them, and the baseline (no FMA) rounds differently
+/// throughout.
 const char* cpu_kernels();
 
 /// Whether that set is AVX-512: tanh_into's AVX-512 version runs only then.

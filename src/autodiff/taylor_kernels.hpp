@@ -44,7 +44,8 @@ std::vector<const T*> pointers(const std::vector<torch::Tensor>& tensors) {
   return p;
 }
 
-/// d loss / d pre [K, n, w] from d loss / d out (`grad`), pre and d = {., sigma', sigma'', sigma'''}.
+/// d loss / d pre [K, n, w] from d loss / d out (`grad`), pre and d = {., sigma', sigma'',
+/// sigma'''}.
 void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pre,
                               const std::vector<torch::Tensor>& d, const StreamShape& shape,
                               torch::Tensor& grad_pre);

@@ -28,8 +28,8 @@ namespace {
 using detail::Blocks;
 using detail::from_blocks;
 using detail::gemm;
-using detail::to_blocks;
 using detail::lanes;
+using detail::to_blocks;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
@@ -59,7 +59,7 @@ struct Network {
 // the backward recomputes them from the pre-activation and primitives (a cheap element-wise
 // pass) into cache-resident scratch, which halves the memory traffic of the backward.
 struct Activations {
-  torch::Tensor features;             // the first layer's input streams
+  torch::Tensor features;  // the first layer's input streams
   // Hidden layers' pre-activations z_k, k >= 1 (plane 0 unused); undefined for a layer whose
   // pre-activations are recomputed in the backward (see `recomputed`).
   std::vector<torch::Tensor> pre;
@@ -110,7 +110,8 @@ void block_primitives(nn::Activation activation, T* value, std::vector<torch::Te
   }
   std::vector<torch::Tensor> flat;
   for (const auto& p : primitives) flat.push_back(p.view({-1}).narrow(0, offset, count));
-  activation_primitives_into(activation, torch::from_blob(value, {count}, primitives[0].options()), flat);
+  activation_primitives_into(activation, torch::from_blob(value, {count}, primitives[0].options()),
+                             flat);
 }
 
 // A block's streams (see detail::Streams). A hidden layer's value pre-activation goes to scratch
@@ -158,7 +159,8 @@ bool recomputed(const std::vector<Layer<T>>& layers, std::size_t l) {
 
 // Hidden layer l's saved pre-activation streams for the block at point b0.
 template <typename T>
-Streams<T*> saved_pre(const Activations& saved, const Blocks& blocks, std::size_t l, int64_t b0, int64_t w) {
+Streams<T*> saved_pre(const Activations& saved, const Blocks& blocks, std::size_t l, int64_t b0,
+                      int64_t w) {
   return contiguous(saved.pre[l].template data_ptr<T>() + b0 * w, blocks.padded() * w);
 }
 
@@ -178,7 +180,8 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
   // never written or read. A recomputed layer's are not kept (an undefined tensor).
   for (std::size_t l = 0; l < hidden; ++l) {
     const int64_t width = layers[l].out;
-    saved.pre.push_back(recomputed(layers, l) ? torch::Tensor() : torch::empty({K, P, width}, options));
+    saved.pre.push_back(recomputed(layers, l) ? torch::Tensor()
+                                              : torch::empty({K, P, width}, options));
     saved.primitives.emplace_back();
     for (int64_t p = 0; p < primitive_count(activation); ++p)
       saved.primitives.back().push_back(torch::empty({P, width}, options));
@@ -206,7 +209,8 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
                             scratch[static_cast<int>(l % 2)]);
       }
       const int64_t w = layers[hidden].out;
-      layer_products(layers[hidden], blocks, h, contiguous(out.template data_ptr<T>() + b0 * w, P * w));
+      layer_products(layers[hidden], blocks, h,
+                     contiguous(out.template data_ptr<T>() + b0 * w, P * w));
     }
   });
   return out;
@@ -247,7 +251,8 @@ T sum_lanes(const T* lane) {
 
 // The parameter gradients [W_0, b_0, W_1, b_1, ...] from the blocked output gradient.
 template <typename T>
-std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn::Activation activation,
+std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
+                                         nn::Activation activation,
                                          const detail::StreamShape& shape, const Blocks& blocks,
                                          const Activations& saved, const torch::Tensor& grad_out) {
   const auto options = grad_out.options();
@@ -270,17 +275,19 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
       for (int64_t block = chunk * blocks_per_chunk; block < chunk_end; ++block) {
         const bool accumulate = block > chunk * blocks_per_chunk;
         const int64_t b0 = block * size;
-        const auto features = contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * layers[0].in,
-                                                   P * layers[0].in);
+        const auto features = contiguous<const T*>(
+            saved.features.template data_ptr<T>() + b0 * layers[0].in, P * layers[0].in);
         // Hidden layer l's pre-activations: saved, or recomputed here (only the first layer's,
         // from the features, so before the walk down the layers).
         // The forward's choice is read from what it saved, so the two cannot disagree.
         const auto pre = [&](std::size_t l) {
-          return !saved.pre[l].defined() ? contiguous<const T*>(unsaved_pre, size * layers[l].out)
-                                         : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
+          return !saved.pre[l].defined()
+                     ? contiguous<const T*>(unsaved_pre, size * layers[l].out)
+                     : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
         };
         if (hidden > 0 && !saved.pre[0].defined())
-          layer_products(layers[0], blocks, features, contiguous(unsaved_pre, size * layers[0].out));
+          layer_products(layers[0], blocks, features,
+                         contiguous(unsaved_pre, size * layers[0].out));
         for (std::size_t l = layers.size(); l-- > 0;) {
           const Layer<T>& layer = layers[l];
           const int64_t w = layer.out, in = layer.in;
@@ -296,8 +303,8 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
                                 : layer_output<T>(activation, shape, blocks, pre(l - 1),
                                                   saved.primitives[l - 1], b0, in, input);
           // dW = sum_k g_k h_k^T, db = g_0 . 1.
-          detail::gemm_lanes(w, in, vectors, K, gz, size, h, size, by_lane.get() + layout.weight[l] * L,
-                             accumulate);
+          detail::gemm_lanes(w, in, vectors, K, gz, size, h, size,
+                             by_lane.get() + layout.weight[l] * L, accumulate);
           detail::gemm_lanes(w, 1, vectors, 1, gz, size, contiguous<const T*>(ones.data(), 0), 0,
                              by_lane.get() + layout.bias[l] * L, accumulate);
           // g_h = W^T g_z for every stream, into the layer below.
@@ -320,7 +327,8 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers, nn
   std::vector<torch::Tensor> grads;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const Layer<T>& layer = layers[l];
-    grads.push_back(total.narrow(0, layout.weight[l], layer.out * layer.in).view({layer.out, layer.in}));
+    grads.push_back(
+        total.narrow(0, layout.weight[l], layer.out * layer.in).view({layer.out, layer.in}));
     grads.push_back(total.narrow(0, layout.bias[l], layer.out));
   }
   return grads;
@@ -340,8 +348,8 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
     const Network<scalar_t> network(parameters);
     saved.features = to_blocks<scalar_t>(features, blocks);
-    return from_blocks<scalar_t>(forward_pass<scalar_t>(network.layers, activation, shape, blocks, saved),
-                                 blocks);
+    return from_blocks<scalar_t>(
+        forward_pass<scalar_t>(network.layers, activation, shape, blocks, saved), blocks);
   });
 }
 
@@ -393,11 +401,13 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     }
     const auto& input = saved.features;
     const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt());
-    auto parameter_grads = AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
-      const Network<scalar_t> network(parameters);
-      const auto grad_out = to_blocks<scalar_t>(grads[0].contiguous(), blocks);
-      return backward_pass<scalar_t>(network.layers, activation, shape, blocks, saved, grad_out);
-    });
+    auto parameter_grads =
+        AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
+          const Network<scalar_t> network(parameters);
+          const auto grad_out = to_blocks<scalar_t>(grads[0].contiguous(), blocks);
+          return backward_pass<scalar_t>(network.layers, activation, shape, blocks, saved,
+                                         grad_out);
+        });
     variable_list result{torch::Tensor()};
     result.insert(result.end(), parameter_grads.begin(), parameter_grads.end());
     result.resize(result.size() + 2);  // activation, shape
@@ -414,7 +424,8 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
   TORCH_CHECK(features.dim() == 3 && features.size(0) == layout.count(),
               "network_streams_cpu: features must be [", layout.count(), ", n, f], got ",
               features.sizes());
-  TORCH_CHECK(detail::cpu_kernel_applies(features), "network_streams_cpu: CPU float32/float64 only");
+  TORCH_CHECK(detail::cpu_kernel_applies(features),
+              "network_streams_cpu: CPU float32/float64 only");
   std::vector<torch::Tensor> parameters;
   bool needs_graph = false;
   for (std::size_t l = 0; l < weights.size(); ++l) {
@@ -425,8 +436,8 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
   const auto input = features.detach().contiguous();
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)
-    return NetworkStreams::apply(input, at::TensorList(parameters), static_cast<int64_t>(activation),
-                                 detail::encode(shape));
+    return NetworkStreams::apply(input, at::TensorList(parameters),
+                                 static_cast<int64_t>(activation), detail::encode(shape));
   torch::NoGradGuard no_grad;
   Activations saved;
   return run_forward(input, parameters, activation, shape, saved);

@@ -40,8 +40,8 @@ StreamLayout stream_layout(const std::set<Partial>& requested) {
   std::set<std::pair<int, int>> pairs;
   std::set<std::vector<int>> laplacians;
   for (const auto& p : requested) {
-    TESSERA_CHECK(p.order() <= 2, "forward engine: derivatives of order " << p.order()
-                                                                          << " are not supported");
+    TESSERA_CHECK(p.order() <= 2,
+                  "forward engine: derivatives of order " << p.order() << " are not supported");
     axes.insert(p.wrt.begin(), p.wrt.end());
     if (p.laplacian)
       laplacians.insert(p.wrt);
@@ -55,7 +55,8 @@ StreamLayout stream_layout(const std::set<Partial>& requested) {
                               static_cast<int>(layout.first_stream(j) - 1));
   for (const auto& summed : laplacians) {
     layout.laplacians.emplace_back();
-    for (int axis : summed) layout.laplacians.back().push_back(static_cast<int>(layout.first_stream(axis) - 1));
+    for (int axis : summed)
+      layout.laplacians.back().push_back(static_cast<int>(layout.first_stream(axis) - 1));
     // laplacian_stream compares sorted positions
     std::sort(layout.laplacians.back().begin(), layout.laplacians.back().end());
   }
@@ -68,7 +69,8 @@ StreamShape shape_of(const StreamLayout& layout) {
   StreamShape shape;
   shape.firsts = static_cast<int64_t>(layout.axes.size());
   for (const auto& [a, b] : layout.pairs) shape.pairs.emplace_back(a, b);
-  for (const auto& summed : layout.laplacians) shape.laplacians.emplace_back(summed.begin(), summed.end());
+  for (const auto& summed : layout.laplacians)
+    shape.laplacians.emplace_back(summed.begin(), summed.end());
   return shape;
 }
 
@@ -87,7 +89,8 @@ StreamShape decode(const std::vector<int64_t>& code) {
   StreamShape shape;
   std::size_t at = 0;
   shape.firsts = code.at(at++);
-  for (int64_t k = code.at(at++); k > 0; --k, at += 2) shape.pairs.emplace_back(code.at(at), code.at(at + 1));
+  for (int64_t k = code.at(at++); k > 0; --k, at += 2)
+    shape.pairs.emplace_back(code.at(at), code.at(at + 1));
   for (int64_t k = code.at(at++); k > 0; --k) {
     const auto size = static_cast<std::size_t>(code.at(at++));
     TORCH_CHECK(at + size <= code.size(), "taylor shape code: a Laplacian runs past the end");
@@ -112,7 +115,8 @@ void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::
     const auto index = torch::TensorOptions().dtype(torch::kLong).device(pre.device());
     const auto zp = pre.index_select(0, torch::tensor(p, index));
     const auto zq = pre.index_select(0, torch::tensor(q, index));
-    out.narrow(0, 1 + firsts, seconds).copy_(d[2] * zp * zq + d[1] * pre.narrow(0, 1 + firsts, seconds));
+    out.narrow(0, 1 + firsts, seconds)
+        .copy_(d[2] * zp * zq + d[1] * pre.narrow(0, 1 + firsts, seconds));
   }
   for (std::size_t k = 0; k < shape.laplacians.size(); ++k) {
     const int64_t stream = 1 + firsts + seconds + static_cast<int64_t>(k);
@@ -169,7 +173,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-
 // The step without autograd, from the value stream's primitives.
 torch::Tensor streams_forward(nn::Activation activation, const torch::Tensor& pre,
                               const std::vector<torch::Tensor>& primitives,
@@ -217,8 +220,8 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
     if (ctx->saved_data["fused"].toBool())
       detail::streams_backward_cpu(activation, grad, pre, primitives, shape, grad_pre);
     else
-      detail::streams_backward_generic(grad, pre, derivatives_from_primitives(activation, primitives, 3),
-                                       shape, grad_pre);
+      detail::streams_backward_generic(
+          grad, pre, derivatives_from_primitives(activation, primitives, 3), shape, grad_pre);
     auto grad_bias = grad_pre.select(0, 0).sum(0);
     return {grad_pre, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
@@ -227,17 +230,20 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
 }  // namespace
 
 torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,
-                               const torch::Tensor& bias, const StreamLayout& layout, Kernel kernel) {
-  TORCH_CHECK(pre.dim() == 3 && pre.size(0) == layout.count(),
-              "activate_streams: pre must be [", layout.count(), ", n, width], got ", pre.sizes());
-  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == pre.size(2), "activate_streams: bias must be [width]");
+                               const torch::Tensor& bias, const StreamLayout& layout,
+                               Kernel kernel) {
+  TORCH_CHECK(pre.dim() == 3 && pre.size(0) == layout.count(), "activate_streams: pre must be [",
+              layout.count(), ", n, width], got ", pre.sizes());
+  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == pre.size(2),
+              "activate_streams: bias must be [width]");
   const auto input = pre.contiguous();
   const bool fused = kernel == Kernel::automatic && detail::cpu_kernel_applies(input);
   if (torch::GradMode::is_enabled() && (input.requires_grad() || bias.requires_grad())) {
     return ActivateStreams::apply(input, bias, static_cast<int64_t>(activation),
                                   detail::encode(detail::shape_of(layout)), fused);
   }
-  return streams_forward(activation, input, activation_primitives(activation, input.select(0, 0) + bias),
+  return streams_forward(activation, input,
+                         activation_primitives(activation, input.select(0, 0) + bias),
                          detail::shape_of(layout), fused);
 }
 
@@ -248,13 +254,15 @@ torch::Tensor network_streams_per_layer(const torch::Tensor& features,
                                         Kernel kernel) {
   const int64_t streams = features.size(0), n = features.size(1);
   const auto product = [&](const torch::Tensor& h, const torch::Tensor& weight) {
-    return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t()).view({streams, n, weight.size(0)});
+    return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t())
+        .view({streams, n, weight.size(0)});
   };
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer)
     h = activate_streams(activation, product(h, weights[layer]), biases[layer], layout, kernel);
   const auto out = product(h, weights.back());
-  return torch::cat({(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, streams - 1)});
+  return torch::cat(
+      {(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, streams - 1)});
 }
 
 }  // namespace tessera::autodiff::taylor

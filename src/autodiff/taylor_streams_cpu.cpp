@@ -36,8 +36,9 @@ struct BlockDerivatives {
 // sigma into `value` (the forward's output stream directly: copying it there from a block
 // buffer took a fifth of the forward step; null: not wanted), the derivatives into d.
 template <typename T>
-TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vector<const T*>& primitives, int64_t b,
-                       int64_t m, T* __restrict value, BlockDerivatives<T>& d) {
+TESSERA_INLINE void block_derivatives(nn::Activation activation,
+                                      const std::vector<const T*>& primitives, int64_t b, int64_t m,
+                                      T* __restrict value, BlockDerivatives<T>& d) {
   switch (activation) {
     case nn::Activation::tanh: {
       const T* __restrict t = primitives[0] + b;
@@ -93,15 +94,14 @@ TESSERA_INLINE void block_derivatives(nn::Activation activation, const std::vect
 
 template <typename T>
 TESSERA_INLINE void add_product3(T* __restrict out, const T* __restrict a, const T* __restrict b,
-                  const T* __restrict c, T factor, int64_t m) {
+                                 const T* __restrict c, T factor, int64_t m) {
   for (int64_t i = 0; i < m; ++i) out[i] += factor * a[i] * b[i] * c[i];
 }
 
 template <typename T>
-TESSERA_INLINE void forward_block(nn::Activation activation, const T* z,
-                                  int64_t z_plane, const std::vector<const T*>& prim,
-                                  const StreamShape& shape, int64_t b, int64_t m, T* h,
-                                  int64_t h_plane, bool write_value) {
+TESSERA_INLINE void forward_block(nn::Activation activation, const T* z, int64_t z_plane,
+                                  const std::vector<const T*>& prim, const StreamShape& shape,
+                                  int64_t b, int64_t m, T* h, int64_t h_plane, bool write_value) {
   const int64_t firsts = shape.firsts;
   BlockDerivatives<T> d;
   block_derivatives(activation, prim, b, m, write_value ? h + b : nullptr, d);
@@ -221,8 +221,8 @@ void backward_loop(nn::Activation activation, const torch::Tensor& grad, const t
   const auto prim = pointers<T>(primitives);
   for_ranges(plane, [&](int64_t begin, int64_t end) {
     streams_backward_range(activation, pre.data_ptr<T>() + begin, plane, grad.data_ptr<T>() + begin,
-                           offset(prim, begin), shape, end - begin,
-                           grad_pre.data_ptr<T>() + begin, plane);
+                           offset(prim, begin), shape, end - begin, grad_pre.data_ptr<T>() + begin,
+                           plane);
   });
 }
 
@@ -238,34 +238,37 @@ template <typename T>
 TESSERA_INLINE void forward_range(nn::Activation activation, const T* z, int64_t z_plane,
                                   const std::vector<const T*>& prim, const StreamShape& shape,
                                   int64_t count, T* h, int64_t h_plane, bool write_value) {
-  for_strips(count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
-    forward_block(activation, z, z_plane, prim, shape, b, m, h, h_plane, write_value);
-  });
+  for_strips(
+      count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
+        forward_block(activation, z, z_plane, prim, shape, b, m, h, h_plane, write_value);
+      });
 }
 
 template <typename T>
 TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_t z_plane,
                                    const T* g, const std::vector<const T*>& prim,
-                                   const StreamShape& shape, int64_t count, T* gz, int64_t g_plane) {
-  for_strips(count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
-    backward_block(activation, z, z_plane, g, prim, shape, b, m, gz, g_plane);
-  });
+                                   const StreamShape& shape, int64_t count, T* gz,
+                                   int64_t g_plane) {
+  for_strips(
+      count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
+        backward_block(activation, z, z_plane, g, prim, shape, b, m, gz, g_plane);
+      });
 }
 
 }  // namespace
 
 // The entry points carry the clones (see vector_clones.hpp); everything above is inlined.
-#define TESSERA_STREAM_RANGES(T)                                                                  \
-  TESSERA_VECTOR_CLONES void streams_forward_range(                                               \
+#define TESSERA_STREAM_RANGES(T)                                                                 \
+  TESSERA_VECTOR_CLONES void streams_forward_range(                                              \
       nn::Activation activation, const T* z, int64_t z_plane, const std::vector<const T*>& prim, \
-      const StreamShape& shape, int64_t count, T* h, int64_t h_plane, bool write_value) {         \
-    forward_range(activation, z, z_plane, prim, shape, count, h, h_plane, write_value);           \
-  }                                                                                               \
-  TESSERA_VECTOR_CLONES void streams_backward_range(                                              \
-      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                         \
-      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,          \
-      int64_t g_plane) {                                                                          \
-    backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane);                   \
+      const StreamShape& shape, int64_t count, T* h, int64_t h_plane, bool write_value) {        \
+    forward_range(activation, z, z_plane, prim, shape, count, h, h_plane, write_value);          \
+  }                                                                                              \
+  TESSERA_VECTOR_CLONES void streams_backward_range(                                             \
+      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                        \
+      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,         \
+      int64_t g_plane) {                                                                         \
+    backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane);                  \
   }
 TESSERA_STREAM_RANGES(float)
 TESSERA_STREAM_RANGES(double)
@@ -283,8 +286,9 @@ bool cpu_kernel_applies(const torch::Tensor& t) {
 void streams_forward_cpu(nn::Activation activation, const torch::Tensor& pre,
                          const std::vector<torch::Tensor>& primitives, const StreamShape& shape,
                          torch::Tensor& out) {
-  AT_DISPATCH_FLOATING_TYPES(pre.scalar_type(), "taylor_streams_forward",
-                             [&] { forward_loop<scalar_t>(activation, pre, primitives, shape, out); });
+  AT_DISPATCH_FLOATING_TYPES(pre.scalar_type(), "taylor_streams_forward", [&] {
+    forward_loop<scalar_t>(activation, pre, primitives, shape, out);
+  });
 }
 
 void streams_backward_cpu(nn::Activation activation, const torch::Tensor& grad,

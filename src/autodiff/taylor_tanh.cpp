@@ -50,7 +50,8 @@ struct TanhConstants<double, Bytes> {
 };
 
 template <typename T, int Bytes>
-TESSERA_INLINE typename TanhConstants<T, Bytes>::Vector tanh_vector(typename TanhConstants<T, Bytes>::Vector x) {
+TESSERA_INLINE typename TanhConstants<T, Bytes>::Vector tanh_vector(
+    typename TanhConstants<T, Bytes>::Vector x) {
   using C = TanhConstants<T, Bytes>;
   using Vector = typename C::Vector;
   using Bits = typename C::Bits;

@@ -29,9 +29,12 @@ int stop_signal() { return received.load(); }
 
 const char* stop_signal_name() {
   switch (received.load()) {
-    case SIGTERM: return "SIGTERM";
-    case SIGUSR1: return "SIGUSR1";
-    default: return "";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "";
   }
 }
 

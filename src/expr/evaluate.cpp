@@ -14,12 +14,15 @@ class Evaluator {
 
   torch::Tensor operator()(const Node& node) const {
     switch (node.kind) {
-      case NodeKind::number: return torch::scalar_tensor(node.value, options_);
-      case NodeKind::coordinate: return env_.coordinates.select(1, node.index);
+      case NodeKind::number:
+        return torch::scalar_tensor(node.value, options_);
+      case NodeKind::coordinate:
+        return env_.coordinates.select(1, node.index);
       case NodeKind::derivative: {
         const auto it = env_.derivatives.find(node.derivative);
         TESSERA_CHECK(it != env_.derivatives.end(),
-                      key_ << ": no value for '" << node.name << "' was supplied (the derivatives "
+                      key_ << ": no value for '" << node.name
+                           << "' was supplied (the derivatives "
                               "to compute come from Expression::derivatives())");
         return per_point(it->second, node.name);
       }
@@ -38,7 +41,8 @@ class Evaluator {
                       key_ << ": no value for '" << node.name << "' was supplied");
         return per_point(it->second, node.name);
       }
-      case NodeKind::unary: return expr::apply(node.op, (*this)(*node.children[0]));
+      case NodeKind::unary:
+        return expr::apply(node.op, (*this)(*node.children[0]));
       case NodeKind::binary:
         // x^2 with a literal exponent: the Scalar overload skips the exponent's gradient graph
         if (node.op == Op::power && node.children[1]->kind == NodeKind::number)
@@ -56,9 +60,9 @@ class Evaluator {
 
  private:
   torch::Tensor per_point(const torch::Tensor& value, const std::string& name) const {
-    TESSERA_CHECK(value.dim() == 1 && value.size(0) == n_,
-                  key_ << ": '" << name << "' must have shape [" << n_ << "], got "
-                       << value.sizes());
+    TESSERA_CHECK(value.dim() == 1 && value.size(0) == n_, key_ << ": '" << name
+                                                                << "' must have shape [" << n_
+                                                                << "], got " << value.sizes());
     return value.to(options_);
   }
 

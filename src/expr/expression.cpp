@@ -35,11 +35,20 @@ Expression Expression::parse(const std::string& text, const SymbolTable& symbols
     const Node* node = pending.back();
     pending.pop_back();
     switch (node->kind) {
-      case NodeKind::derivative: expression.derivatives_.insert(node->derivative); break;
-      case NodeKind::parameter: expression.parameter_names_.insert(node->name); break;
-      case NodeKind::extra: expression.extra_names_.insert(node->name); break;
-      case NodeKind::coordinate: expression.uses_coordinates_ = true; break;
-      default: break;
+      case NodeKind::derivative:
+        expression.derivatives_.insert(node->derivative);
+        break;
+      case NodeKind::parameter:
+        expression.parameter_names_.insert(node->name);
+        break;
+      case NodeKind::extra:
+        expression.extra_names_.insert(node->name);
+        break;
+      case NodeKind::coordinate:
+        expression.uses_coordinates_ = true;
+        break;
+      default:
+        break;
     }
     for (const auto& child : node->children) pending.push_back(child.get());
   }

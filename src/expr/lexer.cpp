@@ -76,9 +76,10 @@ std::vector<Token> tokenize(const std::string& text, const std::string& key) {
     } else if (is_identifier_start(c)) {
       const std::size_t start = cursor.pos();
       while (is_identifier_char(cursor.peek())) cursor.advance();
-      tokens.push_back({TokenKind::identifier, text.substr(start, cursor.pos() - start), 0.0, column});
+      tokens.push_back(
+          {TokenKind::identifier, text.substr(start, cursor.pos() - start), 0.0, column});
     } else if (c == '(' || c == ')' || c == ',') {
-      const TokenKind kind = c == '(' ? TokenKind::left_paren
+      const TokenKind kind = c == '('   ? TokenKind::left_paren
                              : c == ')' ? TokenKind::right_paren
                                         : TokenKind::comma;
       tokens.push_back({kind, std::string(1, c), 0.0, column});
@@ -99,7 +100,7 @@ std::vector<Token> tokenize(const std::string& text, const std::string& key) {
       const std::size_t start = cursor.pos();
       cursor.advance();
       const std::string character = text.substr(start, cursor.pos() - start);
-      const std::string hint = c == '=' ? " (did you mean '=='?)"
+      const std::string hint = c == '='   ? " (did you mean '=='?)"
                                : c == '!' ? " (did you mean '!='?)"
                                           : "";
       TESSERA_FAIL(key << ": unexpected character '" << character << "' at column " << column

@@ -7,11 +7,11 @@
 //   primary    := number | symbol | call | '(' comparison ')'
 #include <algorithm>
 
+#include "tessera/core/text.hpp"
 #include "tessera/expr/ast.hpp"
 #include "tessera/expr/diagnostics.hpp"
 #include "tessera/expr/lexer.hpp"
 #include "tessera/expr/resolve.hpp"
-#include "tessera/core/text.hpp"
 
 namespace tessera::expr {
 
@@ -40,14 +40,12 @@ class Parser {
  private:
   const Token& peek() const { return tokens_[pos_]; }
   const Token& next() { return tokens_[pos_ < tokens_.size() - 1 ? pos_++ : pos_]; }
-  bool peek_op(const char* op) const {
-    return peek().kind == TokenKind::op && peek().text == op;
-  }
+  bool peek_op(const char* op) const { return peek().kind == TokenKind::op && peek().text == op; }
 
   NodePtr parse_comparison() {
     static const std::pair<const char*, Op> kComparisons[] = {
-        {"<", Op::less},     {"<=", Op::less_equal}, {">", Op::greater},
-        {">=", Op::greater_equal}, {"==", Op::equal},     {"!=", Op::not_equal}};
+        {"<", Op::less},           {"<=", Op::less_equal}, {">", Op::greater},
+        {">=", Op::greater_equal}, {"==", Op::equal},      {"!=", Op::not_equal}};
     NodePtr left = parse_additive();
     for (;;) {
       const auto it = std::find_if(std::begin(kComparisons), std::end(kComparisons),
@@ -72,8 +70,8 @@ class Parser {
     NodePtr left = parse_unary();
     while (peek_op("*") || peek_op("/")) {
       const Token& op = next();
-      left = make_binary(op.text == "*" ? Op::multiply : Op::divide, std::move(left),
-                         parse_unary(), op.column);
+      left = make_binary(op.text == "*" ? Op::multiply : Op::divide, std::move(left), parse_unary(),
+                         op.column);
     }
     return left;
   }
@@ -107,7 +105,8 @@ class Parser {
   NodePtr parse_primary() {
     const Token& token = next();
     switch (token.kind) {
-      case TokenKind::number: return make_number(token.value, token.column);
+      case TokenKind::number:
+        return make_number(token.value, token.column);
       case TokenKind::identifier:
         if (peek().kind == TokenKind::left_paren) return parse_call(token);
         return resolver_.symbol(token.text, token.column);
@@ -116,7 +115,8 @@ class Parser {
         expect_close(token, "an operator or ')'");
         return inner;
       }
-      default: fail_at(key_, "unexpected " + describe(token), token.column, kOperand);
+      default:
+        fail_at(key_, "unexpected " + describe(token), token.column, kOperand);
     }
   }
 
@@ -125,7 +125,8 @@ class Parser {
     const Token& token = next();
     if (token.kind == TokenKind::right_paren) return;
     const std::string closes = "')' to close the '(' at column " + std::to_string(open.column);
-    if (token.kind == TokenKind::end) fail_at(key_, "missing ')'", token.column, "expected " + closes);
+    if (token.kind == TokenKind::end)
+      fail_at(key_, "missing ')'", token.column, "expected " + closes);
     fail_at(key_, "unexpected " + describe(token), token.column,
             "expected " + expected + "; " + closes);
   }
@@ -176,13 +177,14 @@ class Parser {
     }
     for (;;) {
       const Token& token = next();
-      if (token.kind == TokenKind::end) fail_at(key_, "missing ')'", token.column,
-                                                "expected ')' to close the '(' at column " +
-                                                    std::to_string(open.column));
+      if (token.kind == TokenKind::end)
+        fail_at(key_, "missing ')'", token.column,
+                "expected ')' to close the '(' at column " + std::to_string(open.column));
       if (token.kind != TokenKind::identifier) {
         const bool first = args.empty();
-        fail_at(key_, name.text + "() expects " + (first ? "a field" : "a coordinate") + ", not " +
-                          describe(token),
+        fail_at(key_,
+                name.text + "() expects " + (first ? "a field" : "a coordinate") + ", not " +
+                    describe(token),
                 token.column,
                 "its arguments are names, e.g. " + example + "; the " +
                     (first ? "fields are " + join(resolver_.symbols().fields)
@@ -197,9 +199,9 @@ class Parser {
         next();
         return args;
       }
-      if (peek().kind == TokenKind::end) fail_at(key_, "missing ')'", peek().column,
-                                                 "expected ')' to close the '(' at column " +
-                                                     std::to_string(open.column));
+      if (peek().kind == TokenKind::end)
+        fail_at(key_, "missing ')'", peek().column,
+                "expected ')' to close the '(' at column " + std::to_string(open.column));
       fail_at(key_, "unexpected " + describe(peek()), peek().column,
               "the arguments of " + name.text + "() are names, e.g. " + example);
     }

@@ -122,9 +122,8 @@ bool Resolver::split_derivative(const std::string& name, int column, DerivativeK
   // Longest names first, so that with coordinates "x" and "xi" the suffix "xix" reads xi, x.
   std::vector<int> order(coordinates_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return coordinates_[a].size() > coordinates_[b].size();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return coordinates_[a].size() > coordinates_[b].size(); });
   const bool single_letters = std::all_of(coordinates_.begin(), coordinates_.end(),
                                           [](const std::string& c) { return c.size() == 1; });
   std::vector<int> wrt;

@@ -18,7 +18,8 @@ std::vector<std::string> SymbolTable::coordinates() const {
 }
 
 const std::map<std::string, double>& builtin_constants() {
-  static const std::map<std::string, double> constants = {{"pi", 3.14159265358979323846}, {"e", 2.71828182845904523536}};
+  static const std::map<std::string, double> constants = {{"pi", 3.14159265358979323846},
+                                                          {"e", 2.71828182845904523536}};
   return constants;
 }
 
@@ -71,8 +72,9 @@ void validate(const SymbolTable& symbols, const std::string& key) {
       const std::string prefix = name.substr(0, underscore);
       const auto it = kinds.find(prefix);
       TESSERA_CHECK(it == kinds.end() || it->second != "field",
-                    key << ": per-point value '" << name << "' is spelled like a derivative of field '"
-                        << prefix << "' (rename one of them)");
+                    key << ": per-point value '" << name
+                        << "' is spelled like a derivative of field '" << prefix
+                        << "' (rename one of them)");
     }
   }
 }

@@ -19,9 +19,9 @@ std::vector<double> Box::center() const {
 }
 
 void validate_box(const Box& box, const std::string& key, bool spatial) {
-  TESSERA_CHECK(box.lo.size() == box.hi.size(),
-                key << ": box has " << box.lo.size() << " lower and " << box.hi.size()
-                    << " upper bounds");
+  TESSERA_CHECK(box.lo.size() == box.hi.size(), key << ": box has " << box.lo.size()
+                                                    << " lower and " << box.hi.size()
+                                                    << " upper bounds");
   if (spatial) {
     TESSERA_CHECK(box.dims() >= 1 && box.dims() <= 3,
                   key << ": a box has 1 to 3 dimensions, got " << box.dims());

@@ -35,8 +35,9 @@ BoxShape::BoxShape(Box box, const std::string& key) : box_(std::move(box)) {
 }
 
 torch::Tensor BoxShape::classify(const torch::Tensor& points) const {
-  TESSERA_CHECK(points.dim() == 2 && points.size(1) == dims(),
-                "BoxShape::classify: expected points [n, " << dims() << "], got " << points.sizes());
+  TESSERA_CHECK(
+      points.dim() == 2 && points.size(1) == dims(),
+      "BoxShape::classify: expected points [n, " << dims() << "], got " << points.sizes());
   const double tol = boundary_tolerance();
   auto inside = torch::ones({points.size(0)}, points.options().dtype(torch::kBool));
   auto outside = torch::zeros({points.size(0)}, points.options().dtype(torch::kBool));
@@ -59,7 +60,8 @@ TriangleSurface BoxShape::surface(double) const {
   TESSERA_CHECK(dims() == 3, "a " << dims() << "-D box has no triangle surface");
   TriangleSurface s;
   for (int corner = 0; corner < 8; ++corner) {  // bit d set: the high side along axis d
-    s.vertices.push_back({corner & 1 ? box_.hi[0] : box_.lo[0], corner & 2 ? box_.hi[1] : box_.lo[1],
+    s.vertices.push_back({corner & 1 ? box_.hi[0] : box_.lo[0],
+                          corner & 2 ? box_.hi[1] : box_.lo[1],
                           corner & 4 ? box_.hi[2] : box_.lo[2]});
   }
   // Two triangles per face, counterclockwise seen from outside.
@@ -83,8 +85,8 @@ torch::Tensor BoxShape::sample_interior(std::int64_t n, int extra_dims, SamplerK
 PartSample BoxShape::sample_part(int part, std::int64_t n, int extra_dims, SamplerKind kind,
                                  core::Rng& rng) const {
   TESSERA_CHECK(part >= 0 && part < static_cast<int>(parts_.size()),
-                "BoxShape::sample_part: no part " << part << " (a " << dims()
-                                                  << "-D box has " << parts_.size() << ")");
+                "BoxShape::sample_part: no part " << part << " (a " << dims() << "-D box has "
+                                                  << parts_.size() << ")");
   TESSERA_CHECK(extra_dims >= 0, "BoxShape::sample_part: extra_dims < 0");
   const int axis = part / 2;
   const bool high = part % 2 == 1;

@@ -18,7 +18,8 @@ constexpr double spatial_resolution = 1.0 / 48.0;
 // Points per part for the surviving-fraction estimate; a fixed stream keeps it deterministic.
 constexpr std::int64_t survival_points = 4096;
 
-Box combined_box(BooleanOp op, const std::vector<CsgShape::Child>& children, const std::string& key) {
+Box combined_box(BooleanOp op, const std::vector<CsgShape::Child>& children,
+                 const std::string& key) {
   Box box = children.front().shape->bounding_box();
   if (op == BooleanOp::difference) return box;
   for (std::size_t c = 1; c < children.size(); ++c) {
@@ -34,8 +35,9 @@ Box combined_box(BooleanOp op, const std::vector<CsgShape::Child>& children, con
     }
   }
   for (int d = 0; d < box.dims(); ++d) {
-    TESSERA_CHECK(box.lo[d] < box.hi[d], key << ": the intersection is empty (the shapes' bounding "
-                                                "boxes do not overlap); check the shapes' positions");
+    TESSERA_CHECK(box.lo[d] < box.hi[d],
+                  key << ": the intersection is empty (the shapes' bounding "
+                         "boxes do not overlap); check the shapes' positions");
   }
   return box;
 }
@@ -50,9 +52,12 @@ double largest_extent(const Box& box) {
 
 std::string boolean_name(BooleanOp op) {
   switch (op) {
-    case BooleanOp::union_: return "union";
-    case BooleanOp::intersection: return "intersection";
-    case BooleanOp::difference: return "difference";
+    case BooleanOp::union_:
+      return "union";
+    case BooleanOp::intersection:
+      return "intersection";
+    case BooleanOp::difference:
+      return "difference";
   }
   return "?";
 }
@@ -65,8 +70,9 @@ CsgShape::CsgShape(BooleanOp op, std::vector<Child> children, std::string key)
   for (std::size_t c = 0; c < children_.size(); ++c) {
     TESSERA_CHECK(children_[c].shape, key_ << "[" << c << "]: no shape");
     TESSERA_CHECK(children_[c].shape->dims() == dims(),
-                  key_ << "[" << c << "]: is " << children_[c].shape->dims() << "-D but the first shape is "
-                       << dims() << "-D; combine shapes of one dimension");
+                  key_ << "[" << c << "]: is " << children_[c].shape->dims()
+                       << "-D but the first shape is " << dims()
+                       << "-D; combine shapes of one dimension");
   }
   box_ = combined_box(op_, children_, key_);
   for (int c = 0; c < static_cast<int>(children_.size()); ++c) {
@@ -81,10 +87,12 @@ CsgShape::CsgShape(BooleanOp op, std::vector<Child> children, std::string key)
       sources_.push_back(source);
     }
   }
-  const double total = std::accumulate(parts_.begin(), parts_.end(), 0.0,
-                                       [](double sum, const BoundaryPart& p) { return sum + p.measure; });
-  TESSERA_CHECK(total > 0.0, key_ << ": the " << boolean_name(op_) << " is empty (no boundary is "
-                                  "left); check the shapes' positions and sizes");
+  const double total =
+      std::accumulate(parts_.begin(), parts_.end(), 0.0,
+                      [](double sum, const BoundaryPart& p) { return sum + p.measure; });
+  TESSERA_CHECK(total > 0.0, key_ << ": the " << boolean_name(op_)
+                                  << " is empty (no boundary is "
+                                     "left); check the shapes' positions and sizes");
 }
 
 torch::Tensor CsgShape::classify(const torch::Tensor& points) const {
@@ -92,9 +100,15 @@ torch::Tensor CsgShape::classify(const torch::Tensor& points) const {
   for (std::size_t c = 1; c < children_.size(); ++c) {
     const auto other = children_[c].shape->classify(points);
     switch (op_) {
-      case BooleanOp::union_: result = torch::maximum(result, other); break;
-      case BooleanOp::intersection: result = torch::minimum(result, other); break;
-      case BooleanOp::difference: result = torch::minimum(result, -other); break;
+      case BooleanOp::union_:
+        result = torch::maximum(result, other);
+        break;
+      case BooleanOp::intersection:
+        result = torch::minimum(result, other);
+        break;
+      case BooleanOp::difference:
+        result = torch::minimum(result, -other);
+        break;
     }
   }
   return result;
@@ -103,7 +117,8 @@ torch::Tensor CsgShape::classify(const torch::Tensor& points) const {
 double CsgShape::measure() const {
   std::call_once(measured_, [this] {
     double extent = 0.0;  // of the children, so a small result of large shapes stays cheap
-    for (const auto& child : children_) extent = std::max(extent, largest_extent(child.shape->bounding_box()));
+    for (const auto& child : children_)
+      extent = std::max(extent, largest_extent(child.shape->bounding_box()));
     if (dims() == 2) {
       measure_ = area(polygons(planar_resolution * extent));
     } else if (dims() == 3) {
@@ -147,8 +162,9 @@ double CsgShape::surviving_fraction(const PartSource& source) const {
 
 PartSample CsgShape::sample_part(int part, std::int64_t n, int extra_dims, SamplerKind kind,
                                  core::Rng& rng) const {
-  TESSERA_CHECK(part >= 0 && part < static_cast<int>(parts_.size()),
-                "CsgShape::sample_part: no part " << part << " (this shape has " << parts_.size() << ")");
+  TESSERA_CHECK(
+      part >= 0 && part < static_cast<int>(parts_.size()),
+      "CsgShape::sample_part: no part " << part << " (this shape has " << parts_.size() << ")");
   const auto& source = sources_[part];
   const auto& child = *children_[source.child].shape;
   const int d = dims();

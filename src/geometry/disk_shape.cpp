@@ -9,8 +9,9 @@ namespace tessera::geometry {
 
 DiskShape::DiskShape(Point2 center, double radius, const std::string& key)
     : center_(center), radius_(radius) {
-  TESSERA_CHECK(std::isfinite(center[0]) && std::isfinite(center[1]),
-                key << ".center: expected finite numbers, got [" << center[0] << ", " << center[1] << "]");
+  TESSERA_CHECK(
+      std::isfinite(center[0]) && std::isfinite(center[1]),
+      key << ".center: expected finite numbers, got [" << center[0] << ", " << center[1] << "]");
   TESSERA_CHECK(std::isfinite(radius) && radius > 0,
                 key << ".radius: expected a positive number, got " << radius);
   BoundaryPart circle;
@@ -20,7 +21,8 @@ DiskShape::DiskShape(Point2 center, double radius, const std::string& key)
 }
 
 Box DiskShape::bounding_box() const {
-  return Box{{center_[0] - radius_, center_[1] - radius_}, {center_[0] + radius_, center_[1] + radius_}};
+  return Box{{center_[0] - radius_, center_[1] - radius_},
+             {center_[0] + radius_, center_[1] + radius_}};
 }
 
 double DiskShape::measure() const { return M_PI * radius_ * radius_; }
@@ -60,17 +62,20 @@ PartSample DiskShape::sample_part(int part, std::int64_t n, int extra_dims, Samp
 }
 
 PolygonSet DiskShape::polygons(double max_edge) const {
-  TESSERA_CHECK(max_edge > 0, "DiskShape::polygons: expected a positive max_edge, got " << max_edge);
+  TESSERA_CHECK(max_edge > 0,
+                "DiskShape::polygons: expected a positive max_edge, got " << max_edge);
   const double wanted = std::ceil(2.0 * M_PI * radius_ / max_edge);
-  TESSERA_CHECK(wanted <= 1e7, "DiskShape::polygons: max_edge " << max_edge << " would need " << wanted
-                                                                << " vertices for radius " << radius_
+  TESSERA_CHECK(wanted <= 1e7, "DiskShape::polygons: max_edge " << max_edge << " would need "
+                                                                << wanted << " vertices for radius "
+                                                                << radius_
                                                                 << "; use a larger max_edge");
   const int count = std::max(16, static_cast<int>(wanted));
   Ring ring;
   ring.reserve(count);
   for (int k = 0; k < count; ++k) {
     const double angle = 2.0 * M_PI * k / count;
-    ring.push_back({center_[0] + radius_ * std::cos(angle), center_[1] + radius_ * std::sin(angle)});
+    ring.push_back(
+        {center_[0] + radius_ * std::cos(angle), center_[1] + radius_ * std::sin(angle)});
   }
   return {PolygonWithHoles{std::move(ring), {}}};
 }

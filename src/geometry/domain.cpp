@@ -17,9 +17,11 @@ torch::Tensor constant_column(std::int64_t n, double value) {
 }
 
 bool is_identifier(const std::string& name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 }  // namespace
@@ -35,7 +37,8 @@ Domain::Domain(std::shared_ptr<const Shape> shape, std::vector<std::string> spat
   TESSERA_CHECK(shape_ != nullptr, "geometry: no shape");
   TESSERA_CHECK(static_cast<int>(spatial_names_.size()) == shape_->dims(),
                 "coordinates: the geometry is " << shape_->dims() << "-D but "
-                                                << spatial_names_.size() << " coordinates are named");
+                                                << spatial_names_.size()
+                                                << " coordinates are named");
   std::set<std::string> seen;
   for (const auto& name : spatial_names_) {
     TESSERA_CHECK(seen.insert(name).second, "coordinates: '" << name << "' appears twice");
@@ -49,7 +52,8 @@ Domain::Domain(std::shared_ptr<const Shape> shape, std::vector<std::string> spat
   }
   for (const auto& [tag, text] : tags_) {
     const std::string key = "geometry.tags." + tag;
-    TESSERA_CHECK(is_identifier(tag), key << ": a tag name is an identifier (letters, digits, '_')");
+    TESSERA_CHECK(is_identifier(tag),
+                  key << ": a tag name is an identifier (letters, digits, '_')");
     TESSERA_CHECK(tag != "boundary" && tag != "initial",
                   key << ": '" << tag << "' is reserved; choose another tag name");
     parse_selector(text, key);  // throws with the tag's key when the text is invalid
@@ -180,11 +184,12 @@ std::pair<BoundarySample, BoundarySample> Domain::sample_periodic(
     core::Rng& rng) const {
   const auto box = shape_->as_box();
   const auto& parts = shape_->boundary_parts();
-  TESSERA_CHECK(box && faces.first.parts.size() == 1 && faces.second.parts.size() == 1 &&
-                    !faces.first.initial && !faces.first.terminal &&
-                    parts[faces.first.parts[0]].plane && parts[faces.second.parts[0]].plane &&
-                    parts[faces.first.parts[0]].plane->axis == parts[faces.second.parts[0]].plane->axis,
-                "sample_periodic: the selectors must be two opposite faces from periodic_faces");
+  TESSERA_CHECK(
+      box && faces.first.parts.size() == 1 && faces.second.parts.size() == 1 &&
+          !faces.first.initial && !faces.first.terminal && parts[faces.first.parts[0]].plane &&
+          parts[faces.second.parts[0]].plane &&
+          parts[faces.first.parts[0]].plane->axis == parts[faces.second.parts[0]].plane->axis,
+      "sample_periodic: the selectors must be two opposite faces from periodic_faces");
   const Plane to = *parts[faces.second.parts[0]].plane;
   BoundarySample low = sample_boundary(faces.first, n, kind, rng);
   BoundarySample high{low.points.clone(), -low.normals};

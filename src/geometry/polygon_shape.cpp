@@ -3,17 +3,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include "classify_on_cpu.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/geometry/planar.hpp"
-#include "classify_on_cpu.hpp"
 
 namespace tessera::geometry {
 
 PolygonShape::PolygonShape(PolygonSet region, std::string key)
     : region_(std::move(region)), key_(std::move(key)) {
-  TESSERA_CHECK(!region_.empty(), key_ << ": the region is empty; a polygon shape needs at least one polygon");
-  box_ = Box{{region_[0].outer[0][0], region_[0].outer[0][1]}, {region_[0].outer[0][0], region_[0].outer[0][1]}};
+  TESSERA_CHECK(!region_.empty(),
+                key_ << ": the region is empty; a polygon shape needs at least one polygon");
+  box_ = Box{{region_[0].outer[0][0], region_[0].outer[0][1]},
+             {region_[0].outer[0][0], region_[0].outer[0][1]}};
   for (const auto& p : region_) {
     for (const auto& v : p.outer) {  // holes lie inside
       for (int d = 0; d < 2; ++d) {
@@ -53,8 +55,8 @@ PolygonShape::PolygonShape(PolygonSet region, std::string key)
   TESSERA_CHECK(mesh.cell_count() > 0, key_ << ": the region could not be triangulated");
   auto points = torch::from_blob(const_cast<double*>(mesh.points.data()), {mesh.point_count(), 2},
                                  torch::kFloat64);
-  auto cells = torch::from_blob(const_cast<std::int64_t*>(mesh.cells.data()), {mesh.cell_count() * 3},
-                                torch::kInt64);
+  auto cells = torch::from_blob(const_cast<std::int64_t*>(mesh.cells.data()),
+                                {mesh.cell_count() * 3}, torch::kInt64);
   auto corners = points.index_select(0, cells).reshape({mesh.cell_count(), 3, 2}).clone();
   triangles_ = std::make_unique<const TriangleSampler>(corners);
 }
@@ -76,8 +78,8 @@ torch::Tensor PolygonShape::sample_interior(std::int64_t n, int extra_dims, Samp
 PartSample PolygonShape::sample_part(int part, std::int64_t n, int extra_dims, SamplerKind kind,
                                      core::Rng& rng) const {
   TESSERA_CHECK(part >= 0 && part < static_cast<int>(parts_.size()),
-                "PolygonShape::sample_part: no part " << part << " (" << key_ << " has " << parts_.size()
-                                                      << " edges)");
+                "PolygonShape::sample_part: no part " << part << " (" << key_ << " has "
+                                                      << parts_.size() << " edges)");
   TESSERA_CHECK(extra_dims >= 0, "PolygonShape::sample_part: extra_dims < 0");
   const auto unit = unit_samples(kind, n, 1 + extra_dims, rng);
   const auto& [a, b] = edges_[part];
@@ -93,7 +95,8 @@ PartSample PolygonShape::sample_part(int part, std::int64_t n, int extra_dims, S
 }
 
 std::shared_ptr<const Shape> make_polygon(PolygonWithHoles polygon, const std::string& key) {
-  return std::make_shared<const PolygonShape>(PolygonSet{checked_polygon(std::move(polygon), key)}, key);
+  return std::make_shared<const PolygonShape>(PolygonSet{checked_polygon(std::move(polygon), key)},
+                                              key);
 }
 
 std::shared_ptr<const Shape> make_polygon_file(const std::string& path) {

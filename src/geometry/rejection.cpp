@@ -10,7 +10,8 @@
 
 namespace tessera::geometry {
 
-torch::Tensor collect_accepted(std::int64_t n, const std::function<torch::Tensor(std::int64_t)>& draw,
+torch::Tensor collect_accepted(std::int64_t n,
+                               const std::function<torch::Tensor(std::int64_t)>& draw,
                                const std::string& what) {
   constexpr std::int64_t give_up_after = std::int64_t{1} << 24;
   constexpr std::int64_t largest_round = std::int64_t{1} << 21;
@@ -19,16 +20,16 @@ torch::Tensor collect_accepted(std::int64_t n, const std::function<torch::Tensor
   double acceptance = 0.5;
   while (true) {
     const double wanted = static_cast<double>(std::max<std::int64_t>(n - have, 1)) / acceptance;
-    const auto m = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(1.25 * wanted)) + 64,
-                                            64, largest_round);
+    const auto m = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(std::ceil(1.25 * wanted)) + 64, 64, largest_round);
     auto rows = draw(m);
     drawn += m;
     have += rows.size(0);
     kept.push_back(std::move(rows));
     if (have >= n) break;
-    TESSERA_CHECK(have > 0 || drawn < give_up_after,
-                  what << ": no point found in " << drawn << " tries; the set is empty or has no "
-                       << "measure (check the geometry)");
+    TESSERA_CHECK(have > 0 || drawn < give_up_after, what << ": no point found in " << drawn
+                                                          << " tries; the set is empty or has no "
+                                                          << "measure (check the geometry)");
     acceptance = std::max(static_cast<double>(have) / static_cast<double>(drawn), 1e-6);
   }
   return torch::cat(kept, 0).narrow(0, 0, n).contiguous();

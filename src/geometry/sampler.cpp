@@ -47,9 +47,12 @@ SamplerKind parse_sampler(const std::string& name, const std::string& key) {
 
 std::string sampler_name(SamplerKind kind) {
   switch (kind) {
-    case SamplerKind::uniform: return "uniform";
-    case SamplerKind::lhs: return "lhs";
-    case SamplerKind::sobol: return "sobol";
+    case SamplerKind::uniform:
+      return "uniform";
+    case SamplerKind::lhs:
+      return "lhs";
+    case SamplerKind::sobol:
+      return "sobol";
   }
   return "?";
 }

@@ -29,7 +29,8 @@ std::vector<std::string> split(const std::string& text, char separator) {
   std::size_t start = 0;
   while (true) {
     const auto end = text.find(separator, start);
-    pieces.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    pieces.push_back(
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start));
     if (end == std::string::npos) return pieces;
     start = end + 1;
   }
@@ -50,7 +51,8 @@ std::optional<double> parse_number(const std::string& text) {
 }
 
 void add_part(Selector& out, int part) {
-  if (std::find(out.parts.begin(), out.parts.end(), part) == out.parts.end()) out.parts.push_back(part);
+  if (std::find(out.parts.begin(), out.parts.end(), part) == out.parts.end())
+    out.parts.push_back(part);
 }
 
 }  // namespace
@@ -82,9 +84,8 @@ Selector Domain::parse_selector(const std::string& on, const std::string& key) c
 void Domain::parse_into(const std::string& on, const std::string& key, Selector& out,
                         std::vector<std::string>& visiting) const {
   TESSERA_CHECK(!trim(on).empty(), key << ": no boundary part given; use 'boundary'"
-                                       << (has_time() ? ", 'initial'" : "")
-                                       << ", a face such as '" << part_name(0)
-                                       << "', a tag, or several joined by '|'");
+                                       << (has_time() ? ", 'initial'" : "") << ", a face such as '"
+                                       << part_name(0) << "', a tag, or several joined by '|'");
   for (const auto& piece : split(on, '|')) {
     const std::string term = trim(piece);
     TESSERA_CHECK(!term.empty(), key << ": empty part in '" << on
@@ -179,8 +180,9 @@ void Domain::fail_unknown(const std::string& term, const std::string& key) const
     also << ", 'initial', " << time_name_ << "=" << format_value((*time_range_)[0]) << ", "
          << time_name_ << "=" << format_value((*time_range_)[1]);
   }
-  TESSERA_FAIL(key << ": unknown boundary part '" << term << "'" << core::did_you_mean(term, candidates)
-                   << " (the " << (all_planar ? "faces" : "parts") << " are " << join(faces, ", ")
+  TESSERA_FAIL(key << ": unknown boundary part '" << term << "'"
+                   << core::did_you_mean(term, candidates) << " (the "
+                   << (all_planar ? "faces" : "parts") << " are " << join(faces, ", ")
                    << "; tags: " << (tags.empty() ? "none" : join(tags, ", ")) << "; also "
                    << also.str() << ", or several joined by '|')");
 }
@@ -188,12 +190,12 @@ void Domain::fail_unknown(const std::string& term, const std::string& key) const
 std::pair<Selector, Selector> Domain::periodic_faces(const std::string& axis,
                                                      const std::string& key) const {
   const int index = axis_index(axis);
-  TESSERA_CHECK(index >= 0, key << ": unknown axis '" << axis << "'"
-                                << core::did_you_mean(axis, spatial_names_)
-                                << "; periodic conditions take one of " << join(spatial_names_, ", "));
-  TESSERA_CHECK(index < spatial_dims(), key << ": periodic conditions need a spatial axis; '" << axis
-                                            << "' is time (use one of " << join(spatial_names_, ", ")
-                                            << ")");
+  TESSERA_CHECK(index >= 0,
+                key << ": unknown axis '" << axis << "'" << core::did_you_mean(axis, spatial_names_)
+                    << "; periodic conditions take one of " << join(spatial_names_, ", "));
+  TESSERA_CHECK(index < spatial_dims(), key << ": periodic conditions need a spatial axis; '"
+                                            << axis << "' is time (use one of "
+                                            << join(spatial_names_, ", ") << ")");
   const auto box = shape_->as_box();
   TESSERA_CHECK(box, key << ": periodic conditions need a box geometry (opposite faces that match "
                             "point for point); this shape is not a box");

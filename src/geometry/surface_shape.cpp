@@ -5,10 +5,10 @@
 #include <sstream>
 #include <tuple>
 
+#include "classify_on_cpu.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/geometry/rejection.hpp"
-#include "classify_on_cpu.hpp"
 
 namespace tessera::geometry {
 namespace {

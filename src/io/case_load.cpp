@@ -26,8 +26,8 @@ std::string read_file(const std::string& path) {
                 "cannot open case file '" << path << "': it is a directory, not a JSON file");
   errno = 0;
   std::ifstream in(path, std::ios::binary);
-  TESSERA_CHECK(in.good(), "cannot open case file '" << path << "': "
-                                                     << (errno ? std::strerror(errno) : "unreadable"));
+  TESSERA_CHECK(in.good(), "cannot open case file '"
+                               << path << "': " << (errno ? std::strerror(errno) : "unreadable"));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -51,7 +51,8 @@ std::string syntax_error_message(const std::string& file, const std::string& tex
     what = m.suffix();
   }
   // The most common hand-editing slip: a comma before a closing bracket.
-  if (e.byte >= 1 && e.byte <= text.size() && (text[e.byte - 1] == '}' || text[e.byte - 1] == ']')) {
+  if (e.byte >= 1 && e.byte <= text.size() &&
+      (text[e.byte - 1] == '}' || text[e.byte - 1] == ']')) {
     std::size_t i = e.byte - 1;
     while (i > 0 && std::isspace(static_cast<unsigned char>(text[i - 1]))) --i;
     if (i > 0 && text[i - 1] == ',')

@@ -58,10 +58,14 @@ std::vector<PathStep> split_path(const std::string& path, const std::string& tex
 
 std::string type_name(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    default: return "a number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    default:
+      return "a number";
   }
 }
 
@@ -97,8 +101,8 @@ AppliedOverride apply_override(json& document, const std::string& text) {
       node = &(*node)[index];
     } else if (node->is_object()) {
       TESSERA_CHECK(!step.bracket, "--set '" << text << "': " << (key.empty() ? "the case" : key)
-                                             << " is an object, not an array; use ."
-                                             << step.text << " for a key");
+                                             << " is an object, not an array; use ." << step.text
+                                             << " for a key");
       key += (key.empty() ? "" : ".") + step.text;
       node = &(*node)[step.text];  // creates a missing key (null until filled)
       if (!last && node->is_null()) *node = json::object();

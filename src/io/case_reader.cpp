@@ -81,12 +81,18 @@ std::string JsonNode::describe() const {
 std::string JsonNode::type_name() const {
   if (!value_) return "nothing";
   switch (value_->type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    default: return "a number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    default:
+      return "a number";
   }
 }
 
@@ -119,8 +125,8 @@ std::vector<JsonNode> JsonNode::elements(std::size_t min_size, const std::string
   require_present();
   if (!value_->is_array()) fail("expected an array [...], got " + describe());
   if (value_->size() < min_size)
-    fail("expected at least " + std::to_string(min_size) + " " + what +
-         (min_size == 1 ? "" : "s") + ", got " + describe());
+    fail("expected at least " + std::to_string(min_size) + " " + what + (min_size == 1 ? "" : "s") +
+         ", got " + describe());
   std::vector<JsonNode> out;
   for (std::size_t i = 0; i < value_->size(); ++i) out.emplace_back(&(*value_)[i], element_key(i));
   return out;
@@ -216,8 +222,7 @@ ExpressionText JsonNode::expression() const {
   require_present();
   if (value_->is_number()) return {value_->dump(), key_};
   if (!value_->is_string())
-    fail("expected an expression (a string such as \"sin(pi*x)\", or a number), got " +
-         describe());
+    fail("expected an expression (a string such as \"sin(pi*x)\", or a number), got " + describe());
   std::string text = value_->get<std::string>();
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     fail("empty expression; write one, e.g. \"0\"");

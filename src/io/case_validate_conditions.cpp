@@ -24,18 +24,17 @@ struct TypeKeys {
 };
 
 TypeKeys keys_of(const std::string& type) {
-  if (type == "dirichlet" || type == "neumann") return {{"on", "field", "value"}, {"field", "value"}};
+  if (type == "dirichlet" || type == "neumann")
+    return {{"on", "field", "value"}, {"field", "value"}};
   if (type == "robin") return {{"on", "field", "a", "b", "value"}, {"field", "a", "b", "value"}};
-  if (type == "initial")
-    return {{"on", "field", "value", "derivative"}, {"field", "value"}};
+  if (type == "initial") return {{"on", "field", "value", "derivative"}, {"field", "value"}};
   if (type == "periodic") return {{"axis"}, {"axis"}};
   if (type == "data") return {{"file", "fields"}, {"file", "fields"}};
   return {{"on", "expression"}, {"on", "expression"}};  // residual
 }
 
 const std::vector<std::string>& interface_terms() {
-  static const std::vector<std::string> terms = {"continuity", "residual_jump", "flux",
-                                                 "gradient"};
+  static const std::vector<std::string> terms = {"continuity", "residual_jump", "flux", "gradient"};
   return terms;
 }
 
@@ -64,7 +63,8 @@ void check_term_name(const JsonNode& node, const std::string& name) {
                     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
                   });
   if (!ok)
-    node.fail("'" + name + "' is not a valid name; use a letter followed by letters, digits, '_' "
+    node.fail("'" + name +
+              "' is not a valid name; use a letter followed by letters, digits, '_' "
               "or '-' (it names the loss term in logs and in training.weights)");
   const auto& reserved = interface_terms();
   if (std::find(reserved.begin(), reserved.end(), name) != reserved.end())
@@ -72,8 +72,8 @@ void check_term_name(const JsonNode& node, const std::string& name) {
 }
 
 ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case& c) {
-  node.check_object({"name", "type", "on", "field", "value", "a", "b", "derivative", "axis",
-                     "file", "fields", "expression", "points", "weight"});
+  node.check_object({"name", "type", "on", "field", "value", "a", "b", "derivative", "axis", "file",
+                     "fields", "expression", "points", "weight"});
   ConditionSpec cond;
   cond.key = node.key();
   cond.type = node.required("type", "\"type\": one of " + quoted_list(condition_types()))
@@ -88,8 +88,9 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
   for (const auto& key : keys.required) node.required(key, required_fix(key));
   // Observations are fixed points: a point count would be silently ignored.
   if (cond.type == "data" && node["points"].present())
-    node["points"].fail("a data condition uses every observation in its file (inside each subdomain); "
-                        "remove 'points' or thin the file with tools/make_observations.py");
+    node["points"].fail(
+        "a data condition uses every observation in its file (inside each subdomain); "
+        "remove 'points' or thin the file with tools/make_observations.py");
 
   cond.name = node["name"].string(cond.type + std::to_string(index));
   if (node["name"].present()) check_term_name(node["name"], cond.name);
@@ -104,8 +105,9 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
 
   if (cond.type == "initial") {
     if (!c.time)
-      node["type"].fail("an initial condition needs a time coordinate; add \"time\": "
-                        "{\"name\": \"t\", \"range\": [0, 1]} at the top level");
+      node["type"].fail(
+          "an initial condition needs a time coordinate; add \"time\": "
+          "{\"name\": \"t\", \"range\": [0, 1]} at the top level");
     cond.on = node["on"].string("initial");
     if (cond.on != "initial")
       node["on"].fail("an initial condition holds on \"initial\", got " + node["on"].describe() +
@@ -113,8 +115,8 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
     if (const JsonNode d = node["derivative"]; d.present()) {
       cond.derivative = d.string();
       if (cond.derivative != c.time->name)
-        d.fail("expected \"" + c.time->name + "\" (the time name: the initial rate of change), got " +
-               d.describe());
+        d.fail("expected \"" + c.time->name +
+               "\" (the time name: the initial rate of change), got " + d.describe());
     }
   } else if (cond.type == "periodic") {
     const JsonNode axis = node["axis"];
@@ -136,8 +138,9 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
     const JsonNode on = node["on"];
     cond.on = on.string("boundary");
     if (cond.on.find_first_not_of(" \t") == std::string::npos)
-      on.fail("expected a selector: \"boundary\", a tag, a plane such as \"x=0\", or several "
-              "joined with |");
+      on.fail(
+          "expected a selector: \"boundary\", a tag, a plane such as \"x=0\", or several "
+          "joined with |");
   }
   return cond;
 }

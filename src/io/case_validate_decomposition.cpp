@@ -44,8 +44,9 @@ void read_decomposition(const JsonNode& root, Case& c) {
   if (d.method == "none") {
     for (const char* key : {"split", "cuts", "balance", "interface"})
       if (node[key].present())
-        node[key].fail(std::string("needs a decomposition; set \"method\": \"xpinn\" or "
-                                   "\"cpinn\" (method is \"none\": one network)"));
+        node[key].fail(
+            std::string("needs a decomposition; set \"method\": \"xpinn\" or "
+                        "\"cpinn\" (method is \"none\": one network)"));
   }
 
   if (const JsonNode split = node["split"]; split.present()) {
@@ -58,7 +59,8 @@ void read_decomposition(const JsonNode& root, Case& c) {
     for (const auto& [axis, list] : cuts.members()) {
       check_axis_name(list, axis, c);
       if (d.split.count(axis))
-        list.fail("'" + axis + "' is also in decomposition.split; give either split or cuts for a "
+        list.fail("'" + axis +
+                  "' is also in decomposition.split; give either split or cuts for a "
                   "coordinate");
       std::vector<double> positions;
       for (const auto& cut : list.elements(1, "cut position")) positions.push_back(cut.number());
@@ -69,8 +71,8 @@ void read_decomposition(const JsonNode& root, Case& c) {
         for (std::size_t i = 0; i < positions.size(); ++i)
           if (!(positions[i] > (*extent)[0] && positions[i] < (*extent)[1]))
             list.elements()[i].fail("cut " + list.elements()[i].describe() + " is outside the " +
-                                    "range of '" + axis + "' (" + number_text((*extent)[0]) +
-                                    ", " + number_text((*extent)[1]) +
+                                    "range of '" + axis + "' (" + number_text((*extent)[0]) + ", " +
+                                    number_text((*extent)[1]) +
                                     "); cuts must lie strictly inside it");
       d.cuts[axis] = positions;
     }
@@ -78,8 +80,9 @@ void read_decomposition(const JsonNode& root, Case& c) {
   if (const JsonNode balance = node["balance"]; balance.present()) {
     d.balance = balance.choice({"measure"});
     if (d.split.empty())
-      balance.fail("\"measure\" places the cuts of decomposition.split; add \"split\": "
-                   "{\"x\": 2, ...} to say how many pieces per coordinate");
+      balance.fail(
+          "\"measure\" places the cuts of decomposition.split; add \"split\": "
+          "{\"x\": 2, ...} to say how many pieces per coordinate");
     if (!d.cuts.empty())
       balance.fail("\"measure\" places the cuts itself; remove decomposition.cuts or balance");
   }
@@ -101,7 +104,8 @@ void read_decomposition(const JsonNode& root, Case& c) {
       if (c.equations[i].flux.empty())
         equations.elements()[i].fail(
             "missing \"flux\", which decomposition.method \"cpinn\" needs: one expression per "
-            "spatial coordinate (" + quoted_list(c.coordinates) + "), e.g. [\"-u_x\", \"-u_y\"]");
+            "spatial coordinate (" +
+            quoted_list(c.coordinates) + "), e.g. [\"-u_x\", \"-u_y\"]");
   }
 }
 
@@ -110,11 +114,12 @@ void read_subdomains(const JsonNode& root, Case& c) {
   if (!node.present()) return;
   const int64_t count = subdomain_count(c.decomposition);
   for (const auto& [id_text, entry] : node.members()) {
-    const bool digits = !id_text.empty() && id_text.size() < 10 &&
-                        std::all_of(id_text.begin(), id_text.end(),
-                                    [](char ch) { return ch >= '0' && ch <= '9'; });
+    const bool digits =
+        !id_text.empty() && id_text.size() < 10 &&
+        std::all_of(id_text.begin(), id_text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     if (!digits || std::to_string(std::stol(id_text)) != id_text)
-      entry.fail("'" + id_text + "' is not a subdomain id; use \"0\", \"1\", ... (row-major over "
+      entry.fail("'" + id_text +
+                 "' is not a subdomain id; use \"0\", \"1\", ... (row-major over "
                  "the cut grid, first coordinate fastest)");
     const int id = static_cast<int>(std::stol(id_text));
     if (id >= count)

@@ -15,8 +15,8 @@ void read_equations(const JsonNode& root, Case& c) {
     node.check_object({"name", "residual", "flux", "weight"});
     EquationSpec eq;
     eq.name = node["name"].string("eq" + std::to_string(i));
-    eq.residual = node.required("residual", "\"residual\": \"<expression that must vanish>\"")
-                      .expression();
+    eq.residual =
+        node.required("residual", "\"residual\": \"<expression that must vanish>\"").expression();
     if (const JsonNode flux = node["flux"]; flux.present()) {
       const auto parts = flux.elements(1, "expression");
       if (parts.size() != c.coordinates.size())

@@ -9,9 +9,8 @@ namespace tessera::io::detail {
 namespace {
 
 const std::vector<std::string>& shape_kinds() {
-  static const std::vector<std::string> kinds = {"interval", "box",   "disk",         "ball",
-                                                 "polygon",  "mesh",  "union",        "intersection",
-                                                 "difference"};
+  static const std::vector<std::string> kinds = {
+      "interval", "box", "disk", "ball", "polygon", "mesh", "union", "intersection", "difference"};
   return kinds;
 }
 
@@ -41,8 +40,8 @@ std::vector<std::array<double, 2>> read_ring(const JsonNode& node) {
 
 void read_round(const JsonNode& shape, const std::string& kind, std::size_t dims, ShapeSpec& out) {
   shape.check_object({"center", "radius"});
-  const JsonNode center = shape.required("center", "\"center\": [" +
-                                                       std::string(dims == 2 ? "0, 0" : "0, 0, 0") + "]");
+  const JsonNode center =
+      shape.required("center", "\"center\": [" + std::string(dims == 2 ? "0, 0" : "0, 0, 0") + "]");
   const auto coordinates = center.elements(0, "coordinate");
   if (coordinates.size() != dims)
     center.fail("expected " + std::to_string(dims) + " coordinates for a " + kind + ", got " +
@@ -81,8 +80,10 @@ ShapeSpec read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, b
     node.fail("missing the shape; add one of " + quoted_list(shape_kinds()) +
               ", e.g. \"box\": [[0, 1], [0, 1]]");
   if (!top && node["tags"].present())
-    node["tags"].fail("tags belong on the top-level geometry; select the parts of a nested shape "
-                      "there with \"inside(" + kind + std::to_string(counts[kind]) + ")\"");
+    node["tags"].fail(
+        "tags belong on the top-level geometry; select the parts of a nested shape "
+        "there with \"inside(" +
+        kind + std::to_string(counts[kind]) + ")\"");
 
   ShapeSpec out;
   out.kind = kind;
@@ -132,8 +133,8 @@ ShapeSpec read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, b
 }  // namespace
 
 void read_geometry(const JsonNode& root, Case& c) {
-  const JsonNode node =
-      root.required("geometry", "\"geometry\": {\"box\": [[0, 1], [0, 1]]} (one pair per coordinate)");
+  const JsonNode node = root.required(
+      "geometry", "\"geometry\": {\"box\": [[0, 1], [0, 1]]} (one pair per coordinate)");
   c.geometry.key = node.key();
   c.geometry.raw = node.value();
   std::map<std::string, int> counts;

@@ -8,7 +8,8 @@ NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base) {
   NetworkSpec net = base;
   if (const JsonNode hidden = node["hidden"]; hidden.present()) {
     net.hidden.clear();
-    for (const auto& width : hidden.elements(1, "layer width")) net.hidden.push_back(width.integer(1));
+    for (const auto& width : hidden.elements(1, "layer width"))
+      net.hidden.push_back(width.integer(1));
   }
   net.activation = node["activation"].choice({"tanh", "sin", "gelu", "silu"}, net.activation);
   if (const JsonNode adaptive = node["adaptive_activation"]; adaptive.present()) {

@@ -9,10 +9,10 @@ namespace tessera::io::detail {
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {
-      "name",        "seed",          "dtype",      "device",     "constants", "coordinates",
-      "time",        "fields",        "geometry",   "equations",  "conditions", "exact",
-      "reference",   "parameters",    "decomposition", "subdomains", "network",  "training",
-      "output"};
+      "name",        "seed",    "dtype",     "device",     "constants",
+      "coordinates", "time",    "fields",    "geometry",   "equations",
+      "conditions",  "exact",   "reference", "parameters", "decomposition",
+      "subdomains",  "network", "training",  "output"};
   return keys;
 }
 
@@ -21,9 +21,8 @@ namespace {
 /// Names an expression already gives a meaning to.
 const std::vector<std::string>& built_in_names() {
   static const std::vector<std::string> names = {
-      "pi",   "e",    "sin",   "cos",  "tan",  "asin", "acos", "atan", "atan2", "sinh", "cosh",
-      "tanh", "exp",  "log",   "sqrt", "abs",  "sign", "min",  "max",  "pow",   "if",   "lap",
-      "D"};
+      "pi",  "e",   "sin",  "cos", "tan",  "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+      "exp", "log", "sqrt", "abs", "sign", "min",  "max",  "pow",  "if",    "lap",  "D"};
   return names;
 }
 
@@ -34,8 +33,7 @@ class Symbols {
     const auto& reserved = built_in_names();
     if (std::find(reserved.begin(), reserved.end(), name) != reserved.end())
       at.fail("'" + name + "' is built into expressions (" +
-              (name == "pi" || name == "e" ? std::string("the constant ") + name
-                                           : "a function") +
+              (name == "pi" || name == "e" ? std::string("the constant ") + name : "a function") +
               "); choose another name for this " + what);
     auto it = origin_.find(name);
     if (it != origin_.end())
@@ -58,7 +56,8 @@ void check_identifier(const std::string& name, const JsonNode& at, const std::st
 }  // namespace
 
 void read_symbols(const JsonNode& root, Case& c) {
-  const JsonNode name = root.required("name", "\"name\": \"my_run\" (names the run and its output)");
+  const JsonNode name =
+      root.required("name", "\"name\": \"my_run\" (names the run and its output)");
   c.name = name.string();
   if (c.name.empty() || c.name.find_first_of("/\\ \t\n") != std::string::npos)
     name.fail("expected a non-empty run name without spaces or slashes, got " + name.describe());

@@ -8,15 +8,17 @@ namespace tessera::io::detail {
 
 namespace {
 
-const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr", "decay", "clip",
-                                            "points"};
-const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr", "history",
-                                             "tolerance", "points"};
+const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr",
+                                            "decay",     "clip",       "points"};
+const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",
+                                             "history",   "tolerance",  "points"};
 
 StageSpec read_stage(const JsonNode& node) {
   if (!node.present() || !node.value().is_object())
-    node.fail("expected a stage object such as {\"optimizer\": \"adam\", \"iterations\": 1000}, "
-              "got " + node.describe());
+    node.fail(
+        "expected a stage object such as {\"optimizer\": \"adam\", \"iterations\": 1000}, "
+        "got " +
+        node.describe());
   std::vector<std::string> any_keys = adam_keys;
   any_keys.insert(any_keys.end(), lbfgs_keys.begin() + 3, lbfgs_keys.end() - 1);
   node.check_object(any_keys);  // misspelt keys first, with a hint
@@ -47,7 +49,8 @@ StageSpec read_stage(const JsonNode& node) {
       d.every = decay["every"].integer(1, d.every);
       stage.decay = d;
     }
-    if (const JsonNode clip = node["clip"]; clip.present()) stage.clip = clip.number(Range::positive);
+    if (const JsonNode clip = node["clip"]; clip.present())
+      stage.clip = clip.number(Range::positive);
   } else {
     stage.history = node["history"].integer(1, stage.history);
     stage.tolerance = node["tolerance"].number(Range::non_negative, stage.tolerance);
@@ -71,13 +74,15 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
       w.adaptive_every = child.integer(1);
     } else if (key == "adaptive_alpha") {
       w.adaptive_alpha = child.number(Range::non_negative);
-      if (!(w.adaptive_alpha < 1)) child.fail("expected a number in [0, 1), got " + child.describe());
+      if (!(w.adaptive_alpha < 1))
+        child.fail("expected a number in [0, 1), got " + child.describe());
     } else if (std::find(terms.begin(), terms.end(), key) != terms.end()) {
       w.fixed[key] = child.number(Range::non_negative);
     } else if (std::find(interface.begin(), interface.end(), key) != interface.end()) {
       if (c.decomposition.method == "none")
-        child.fail("interface loss terms exist only with a decomposition; set "
-                   "decomposition.method to \"xpinn\" or \"cpinn\", or remove this weight");
+        child.fail(
+            "interface loss terms exist only with a decomposition; set "
+            "decomposition.method to \"xpinn\" or \"cpinn\", or remove this weight");
       w.fixed[key] = child.number(Range::non_negative);
     } else {
       child.fail("not a loss term; the terms are " + quoted_list(terms) +
@@ -107,7 +112,8 @@ void read_training(const JsonNode& root, Case& c) {
     col.resample_every = collocation["resample_every"].integer(0, col.resample_every);
     if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present()) {
       if (!adaptive.value().is_object())
-        adaptive.fail("expected an object of refinement settings {...}, got " + adaptive.describe());
+        adaptive.fail("expected an object of refinement settings {...}, got " +
+                      adaptive.describe());
       col.adaptive = adaptive.value();
     }
   }
@@ -117,13 +123,15 @@ void read_training(const JsonNode& root, Case& c) {
       "stages", "\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");
   for (const auto& stage : stages.elements(1, "stage")) t.stages.push_back(read_stage(stage));
 
-  if (const JsonNode weights = node["weights"]; weights.present()) read_weights(weights, c, t.weights);
+  if (const JsonNode weights = node["weights"]; weights.present())
+    read_weights(weights, c, t.weights);
   t.log_every = node["log_every"].integer(1, t.log_every);
   t.checkpoint_every = node["checkpoint_every"].integer(0, t.checkpoint_every);
   // Checkpoints are taken at log iterations (where every rank already meets).
   if (t.checkpoint_every % t.log_every != 0)
-    node["checkpoint_every"].fail("must be a multiple of training.log_every (" + std::to_string(t.log_every) +
-                                  "), e.g. " + std::to_string((t.checkpoint_every / t.log_every + 1) * t.log_every));
+    node["checkpoint_every"].fail(
+        "must be a multiple of training.log_every (" + std::to_string(t.log_every) + "), e.g. " +
+        std::to_string((t.checkpoint_every / t.log_every + 1) * t.log_every));
   if (const JsonNode limit = node["time_limit"]; limit.present())
     t.time_limit = limit.number(Range::positive);
 }

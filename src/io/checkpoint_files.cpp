@@ -51,8 +51,9 @@ std::string latest_checkpoint(const std::string& output) {
 nlohmann::json read_manifest(const std::string& directory) {
   const fs::path path = fs::path(directory) / "manifest.json";
   std::ifstream in(path);
-  TESSERA_CHECK(in, "checkpoint '" << directory << "' has no manifest.json (an interrupted write; "
-                                   "use --restart latest to take the newest complete one)");
+  TESSERA_CHECK(in, "checkpoint '" << directory
+                                   << "' has no manifest.json (an interrupted write; "
+                                      "use --restart latest to take the newest complete one)");
   const auto manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   TESSERA_CHECK(!manifest.is_discarded() && manifest.is_object() && manifest.contains("iteration"),
                 "checkpoint manifest '" << path.string() << "' is not a Tessera manifest");

@@ -43,7 +43,8 @@ int64_t GridLayout::size() const {
 std::vector<int64_t> GridLayout::shape_c_order() const {
   std::vector<int64_t> shape;
   // With a mesh, axes holds at most the time axis; the points form one (fastest) dimension.
-  for (auto it = axes.rbegin(); it != axes.rend(); ++it) shape.push_back(static_cast<int64_t>(it->size()));
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it)
+    shape.push_back(static_cast<int64_t>(it->size()));
   if (mesh) shape.push_back(mesh->point_count());
   return shape;
 }
@@ -70,8 +71,9 @@ int64_t GridLayout::flat_index(const std::vector<int64_t>& position) const {
                                    << n_times << " points");
     return position[1] * n_points + position[0];
   }
-  TESSERA_CHECK(position.size() == axes.size(),
-                "grid position has " << position.size() << " entries for " << axes.size() << " axes");
+  TESSERA_CHECK(position.size() == axes.size(), "grid position has " << position.size()
+                                                                     << " entries for "
+                                                                     << axes.size() << " axes");
   int64_t index = 0;
   for (std::size_t a = axes.size(); a-- > 0;) {
     TESSERA_CHECK(position[a] >= 0 && position[a] < static_cast<int64_t>(axes[a].size()),
@@ -149,7 +151,7 @@ void GridLayout::validate() const {
 void ensure_output_directory(const std::string& directory) {
   auto fail = [&](const std::string& reason) {
     TESSERA_FAIL("output.directory: cannot create or write '" << directory << "': " << reason
-                                                               << "; choose a writable folder");
+                                                              << "; choose a writable folder");
   };
   if (directory.empty()) fail("the name is empty");
   std::error_code ec;
@@ -157,11 +159,12 @@ void ensure_output_directory(const std::string& directory) {
   if (ec) fail(ec.message());
   if (!fs::is_directory(directory, ec)) fail("it exists but is not a directory");
   // Permission bits do not tell the whole story (read-only mounts, quotas, ACLs): write a file.
-  const fs::path probe = fs::path(directory) / (".tessera_probe_" + std::to_string(::getpid()) + "_" +
-                                                 std::to_string(std::random_device{}()));
+  const fs::path probe = fs::path(directory) / (".tessera_probe_" + std::to_string(::getpid()) +
+                                                "_" + std::to_string(std::random_device{}()));
   {
     std::ofstream out(probe);
-    if (!out || !(out << "probe\n") || !out.flush()) fail(std::error_code(errno, std::generic_category()).message());
+    if (!out || !(out << "probe\n") || !out.flush())
+      fail(std::error_code(errno, std::generic_category()).message());
   }
   fs::remove(probe, ec);
 }
@@ -197,7 +200,8 @@ SortedContribution check_and_sort(const GridLayout& layout, const GridContributi
   for (std::size_t i = 0; i < n; ++i) {
     s.indices[i] = c.indices[s.order[i]];
     TESSERA_CHECK(s.indices[i] >= 0 && s.indices[i] < total,
-                  "grid output: flat index " << s.indices[i] << " outside the grid of " << total << " points");
+                  "grid output: flat index " << s.indices[i] << " outside the grid of " << total
+                                             << " points");
     TESSERA_CHECK(i == 0 || s.indices[i] != s.indices[i - 1],
                   "grid output: flat index " << s.indices[i] << " given twice on one rank");
   }
@@ -241,10 +245,12 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
     layout.validate();
     sorted = check_and_sort(layout, contribution, with_subdomain);
     for (const auto& [name, value] : info.attributes_double) {
-      TESSERA_CHECK(!detail::is_reserved_attribute(name), "grid output: attribute name '" << name << "' is reserved");
+      TESSERA_CHECK(!detail::is_reserved_attribute(name),
+                    "grid output: attribute name '" << name << "' is reserved");
     }
     for (const auto& [name, value] : info.attributes_string) {
-      TESSERA_CHECK(!detail::is_reserved_attribute(name), "grid output: attribute name '" << name << "' is reserved");
+      TESSERA_CHECK(!detail::is_reserved_attribute(name),
+                    "grid output: attribute name '" << name << "' is reserved");
     }
   } catch (const Error& e) {
     message = e.what();
@@ -289,7 +295,8 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
     for (const auto& [name, values] : contribution.fields) {
       file.write_field(name, sorted.indices, permuted(values, sorted.order));
     }
-    if (with_subdomain) file.write_subdomain(sorted.indices, permuted(contribution.subdomain, sorted.order));
+    if (with_subdomain)
+      file.write_subdomain(sorted.indices, permuted(contribution.subdomain, sorted.order));
     file.write_parameters(info.parameters);
     file.write_root_attributes(info);
     if (layout.has_time && layout.spatial_dims() >= 1) {
@@ -318,10 +325,12 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
       std::error_code ec;
       fs::rename(partial_h5, final_h5, ec);
       TESSERA_CHECK(!ec, "grid output: cannot rename " << partial_h5.string() << " to "
-                                                       << final_h5.string() << ": " << ec.message());
+                                                       << final_h5.string() << ": "
+                                                       << ec.message());
       fs::rename(partial_xmf, final_xmf, ec);
       TESSERA_CHECK(!ec, "grid output: cannot rename " << partial_xmf.string() << " to "
-                                                       << final_xmf.string() << ": " << ec.message());
+                                                       << final_xmf.string() << ": "
+                                                       << ec.message());
     } catch (const Error& e) {
       message = e.what();
     }

@@ -37,8 +37,9 @@ std::vector<double> read_doubles(hid_t file, const std::string& label, const std
   for (hsize_t n : shape) count *= n;
   std::vector<double> values(count);
   if (count > 0) {
-    TESSERA_CHECK(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0,
-                  label << ": cannot read " << dataset);
+    TESSERA_CHECK(
+        H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0,
+        label << ": cannot read " << dataset);
   }
   return values;
 }

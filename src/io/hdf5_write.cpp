@@ -47,7 +47,8 @@ ParallelGridFile::ParallelGridFile(MPI_Comm comm, const std::string& path, const
   }
 }
 
-void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void* data, hsize_t count) {
+void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void* data,
+                                       hsize_t count) {
   // Collective transfer in which only rank 0 selects anything: the others still take part.
   H5Handle file_space = space_handle(H5Dget_space(dataset));
   const hsize_t mem_count = std::max<hsize_t>(count, 1);
@@ -67,9 +68,10 @@ void ParallelGridFile::write_axes() {
     const hsize_t n = layout_.axes[a].size();
     H5Handle space = space_handle(H5Screate_simple(1, &n, nullptr));
     const std::string name = "/grid/" + layout_.names[first_name + a];
-    H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F64LE,
-                                                         space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                               "create " + name, path_);
+    H5Handle dataset =
+        checked(dataset_handle(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
+                                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+                "create " + name, path_);
     write_root_only(dataset.get(), H5T_NATIVE_DOUBLE, layout_.axes[a].data(), n);
   }
 }
@@ -102,9 +104,10 @@ void ParallelGridFile::write_points(const std::string& path, hid_t type, const v
   check(H5Pset_fill_value(dcpl.get(), type, fill), "set the fill value of " + path, path_);
   check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_ALLOC), "set the fill time of " + path, path_);
   const hid_t file_type = H5Tequal(type, H5T_NATIVE_DOUBLE) > 0 ? H5T_IEEE_F64LE : H5T_STD_I32LE;
-  H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), path.c_str(), file_type, file_space.get(),
-                                                       H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
-                             "create " + path, path_);
+  H5Handle dataset =
+      checked(dataset_handle(H5Dcreate2(file_.get(), path.c_str(), file_type, file_space.get(),
+                                        H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
+              "create " + path, path_);
 
   const hsize_t n = indices.size();
   const hsize_t mem_count = std::max<hsize_t>(n, 1);
@@ -145,22 +148,25 @@ void ParallelGridFile::write_subdomain(const std::vector<int64_t>& indices,
 
 void ParallelGridFile::write_parameters(const std::map<std::string, double>& parameters) {
   if (parameters.empty()) return;
-  H5Handle group = checked(group_handle(H5Gcreate2(file_.get(), "/parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                           "create group /parameters", path_);
+  H5Handle group = checked(
+      group_handle(H5Gcreate2(file_.get(), "/parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+      "create group /parameters", path_);
   for (const auto& [name, value] : parameters) {
     TESSERA_CHECK(!name.empty() && name.find('/') == std::string::npos,
                   "grid output: invalid parameter name '" << name << "'");
     H5Handle space = space_handle(H5Screate(H5S_SCALAR));
-    H5Handle dataset = checked(dataset_handle(H5Dcreate2(group.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
-                                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                               "create /parameters/" + name, path_);
+    H5Handle dataset =
+        checked(dataset_handle(H5Dcreate2(group.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
+                                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+                "create /parameters/" + name, path_);
     H5Handle file_space = space_handle(H5Dget_space(dataset.get()));
     H5Handle mem_space = space_handle(H5Screate(H5S_SCALAR));
     if (rank_ != 0) {
       check(H5Sselect_none(file_space.get()), "select nothing", path_);
       check(H5Sselect_none(mem_space.get()), "select nothing", path_);
     }
-    check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), collective_.get(), &value),
+    check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(),
+                   collective_.get(), &value),
           "write /parameters/" + name, path_);
   }
 }
@@ -168,18 +174,21 @@ void ParallelGridFile::write_parameters(const std::map<std::string, double>& par
 namespace {
 
 // Attributes are metadata: in parallel HDF5 every rank writes the same value.
-void double_attribute(hid_t object, const std::string& name, double value, const std::string& path) {
+void double_attribute(hid_t object, const std::string& name, double value,
+                      const std::string& path) {
   H5Handle space = space_handle(H5Screate(H5S_SCALAR));
-  H5Handle attr = checked(attribute_handle(H5Acreate2(object, name.c_str(), H5T_IEEE_F64LE, space.get(),
-                                                      H5P_DEFAULT, H5P_DEFAULT)),
+  H5Handle attr = checked(attribute_handle(H5Acreate2(object, name.c_str(), H5T_IEEE_F64LE,
+                                                      space.get(), H5P_DEFAULT, H5P_DEFAULT)),
                           "create attribute " + name, path);
   check(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), "write attribute " + name, path);
 }
 
-void string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& path) {
+void string_attribute(hid_t object, const std::string& name, const std::string& value,
+                      const std::string& path) {
   // Fixed-length UTF-8: safe in parallel HDF5 (no global-heap writes), read by h5py and h5dump.
   H5Handle type = type_handle(H5Tcopy(H5T_C_S1));
-  check(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), "size a string type", path);
+  check(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), "size a string type",
+        path);
   check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "pad a string type", path);
   check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "set a string encoding", path);
   H5Handle space = space_handle(H5Screate(H5S_SCALAR));
@@ -199,27 +208,33 @@ void ParallelGridFile::write_root_attributes(const GridFileInfo& info) {
   std::string coordinates;
   for (const auto& name : layout_.names) coordinates += (coordinates.empty() ? "" : ",") + name;
   string_attribute(root.get(), "coordinates", coordinates, path_);
-  if (layout_.has_time) string_attribute(root.get(), "time_coordinate", layout_.names.back(), path_);
-  for (const auto& [name, value] : info.attributes_double) double_attribute(root.get(), name, value, path_);
-  for (const auto& [name, value] : info.attributes_string) string_attribute(root.get(), name, value, path_);
+  if (layout_.has_time)
+    string_attribute(root.get(), "time_coordinate", layout_.names.back(), path_);
+  for (const auto& [name, value] : info.attributes_double)
+    double_attribute(root.get(), name, value, path_);
+  for (const auto& [name, value] : info.attributes_string)
+    string_attribute(root.get(), name, value, path_);
 }
 
 void ParallelGridFile::write_time_step_views(const std::vector<std::string>& fields) {
   const std::vector<hsize_t> shape = to_hsize(layout_.shape_c_order());
   const int rank = static_cast<int>(shape.size());
   const std::vector<hsize_t> step_shape(shape.begin() + 1, shape.end());
-  H5Handle steps = checked(group_handle(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                           "create group /steps", path_);
+  H5Handle steps = checked(
+      group_handle(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+      "create group /steps", path_);
   H5Handle view_space = space_handle(H5Screate_simple(rank - 1, step_shape.data(), nullptr));
   for (hsize_t k = 0; k < shape[0]; ++k) {
     const std::string group_name = std::to_string(k);
-    H5Handle group = checked(group_handle(H5Gcreate2(steps.get(), group_name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+    H5Handle group = checked(group_handle(H5Gcreate2(steps.get(), group_name.c_str(), H5P_DEFAULT,
+                                                     H5P_DEFAULT, H5P_DEFAULT)),
                              "create group /steps/" + group_name, path_);
     std::vector<hsize_t> start(rank, 0), count(shape);
     start[0] = k;
     count[0] = 1;
     H5Handle source_space = space_handle(H5Screate_simple(rank, shape.data(), nullptr));
-    check(H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+    check(H5Sselect_hyperslab(source_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                              count.data(), nullptr),
           "select time slice " + group_name, path_);
     for (const auto& field : fields) {
       const bool is_int = field == "subdomain";
@@ -233,8 +248,9 @@ void ParallelGridFile::write_time_step_views(const std::vector<std::string>& fie
       const std::string source = "/fields/" + field;
       check(H5Pset_virtual(dcpl.get(), view_space.get(), ".", source.c_str(), source_space.get()),
             "map /steps/" + group_name + "/" + field, path_);
-      checked(dataset_handle(H5Dcreate2(group.get(), field.c_str(), is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE,
-                                        view_space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
+      checked(dataset_handle(H5Dcreate2(group.get(), field.c_str(),
+                                        is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, view_space.get(),
+                                        H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
               "create /steps/" + group_name + "/" + field, path_);
     }
   }
@@ -243,15 +259,17 @@ void ParallelGridFile::write_time_step_views(const std::vector<std::string>& fie
 void ParallelGridFile::write_line_helpers() {
   const std::vector<double>& x = layout_.axes.front();
   const hsize_t n = x.size();
-  H5Handle group = checked(group_handle(H5Gcreate2(file_.get(), "/xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                           "create group /xdmf", path_);
+  H5Handle group =
+      checked(group_handle(H5Gcreate2(file_.get(), "/xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create group /xdmf", path_);
   std::vector<double> points(n * 3, 0.0);
   for (hsize_t i = 0; i < n; ++i) points[3 * i] = x[i];
   const hsize_t point_shape[2] = {n, 3};
   H5Handle point_space = space_handle(H5Screate_simple(2, point_shape, nullptr));
-  H5Handle point_set = checked(dataset_handle(H5Dcreate2(group.get(), "points", H5T_IEEE_F64LE, point_space.get(),
-                                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                               "create /xdmf/points", path_);
+  H5Handle point_set =
+      checked(dataset_handle(H5Dcreate2(group.get(), "points", H5T_IEEE_F64LE, point_space.get(),
+                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create /xdmf/points", path_);
   write_root_only(point_set.get(), H5T_NATIVE_DOUBLE, points.data(), n * 3);
 
   const hsize_t segments = std::max<hsize_t>(n - 1, 1);
@@ -262,9 +280,10 @@ void ParallelGridFile::write_line_helpers() {
   }
   const hsize_t segment_shape[2] = {segments, 2};
   H5Handle segment_space = space_handle(H5Screate_simple(2, segment_shape, nullptr));
-  H5Handle segment_set = checked(dataset_handle(H5Dcreate2(group.get(), "segments", H5T_STD_I32LE, segment_space.get(),
-                                                           H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                                 "create /xdmf/segments", path_);
+  H5Handle segment_set =
+      checked(dataset_handle(H5Dcreate2(group.get(), "segments", H5T_STD_I32LE, segment_space.get(),
+                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create /xdmf/segments", path_);
   write_root_only(segment_set.get(), H5T_NATIVE_INT32, connectivity.data(), segments * 2);
 }
 

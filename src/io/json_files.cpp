@@ -17,8 +17,9 @@ void write_json_atomically(const std::string& path, const nlohmann::json& docume
     out.flush();
     TESSERA_CHECK(out, "cannot write '" << temporary << "': " << std::strerror(errno));
   }
-  TESSERA_CHECK(std::rename(temporary.c_str(), path.c_str()) == 0,
-                "cannot rename '" << temporary << "' to '" << path << "': " << std::strerror(errno));
+  TESSERA_CHECK(
+      std::rename(temporary.c_str(), path.c_str()) == 0,
+      "cannot rename '" << temporary << "' to '" << path << "': " << std::strerror(errno));
 }
 
 namespace {

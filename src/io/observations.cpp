@@ -9,8 +9,8 @@
 
 namespace tessera::io {
 
-Observations read_observations(const std::string& path, int dims, const std::vector<std::string>& fields,
-                               const std::string& key) {
+Observations read_observations(const std::string& path, int dims,
+                               const std::vector<std::string>& fields, const std::string& key) {
   const std::string label = key + ": data file '" + path + "'";
   TESSERA_CHECK(std::filesystem::is_regular_file(path),
                 label << " does not exist (relative paths resolve against the case file's folder; "
@@ -41,13 +41,16 @@ Observations read_observations(const std::string& path, int dims, const std::vec
                   label << ": " << dataset << " has shape " << detail::shape_text(shape)
                         << ", expected [" << obs.count << "] (one value per row of /points)");
     for (int64_t i = 0; i < obs.count; ++i)
-      obs.values[static_cast<std::size_t>(i) * fields.size() + f] = column[static_cast<std::size_t>(i)];
+      obs.values[static_cast<std::size_t>(i) * fields.size() + f] =
+          column[static_cast<std::size_t>(i)];
   }
   for (std::size_t i = 0; i < obs.points.size(); ++i)
-    TESSERA_CHECK(std::isfinite(obs.points[i]), label << ": /points row " << i / dims << " is not finite");
+    TESSERA_CHECK(std::isfinite(obs.points[i]),
+                  label << ": /points row " << i / dims << " is not finite");
   for (std::size_t i = 0; i < obs.values.size(); ++i)
     TESSERA_CHECK(std::isfinite(obs.values[i]), label << ": /values/" << fields[i % fields.size()]
-                                                     << " row " << i / fields.size() << " is not finite");
+                                                      << " row " << i / fields.size()
+                                                      << " is not finite");
   return obs;
 }
 

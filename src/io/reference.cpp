@@ -16,7 +16,9 @@ Reference read_reference(const std::string& path, const std::vector<std::string>
                          bool has_time, const std::vector<std::string>& fields) {
   TESSERA_CHECK(!coordinates.empty(), "reference file '" << path << "': no coordinates requested");
   TESSERA_CHECK(std::filesystem::is_regular_file(path),
-                "reference file '" << path << "' does not exist (relative paths resolve against the case file's folder)");
+                "reference file '"
+                    << path
+                    << "' does not exist (relative paths resolve against the case file's folder)");
   detail::QuietHdf5Errors quiet;
   H5Handle file = detail::file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   TESSERA_CHECK(file.valid(), "reference file '" << path << "' is not a readable HDF5 file");
@@ -30,9 +32,11 @@ Reference read_reference(const std::string& path, const std::vector<std::string>
                   "reference file '" << path << "': missing dataset " << dataset << " ("
                                      << list_group(file.get(), "/grid") << ")");
     std::vector<hsize_t> shape;
-    ref.layout.axes.push_back(detail::read_doubles(file.get(), "reference file '" + path + "'", dataset, shape));
+    ref.layout.axes.push_back(
+        detail::read_doubles(file.get(), "reference file '" + path + "'", dataset, shape));
     TESSERA_CHECK(shape.size() == 1 && shape[0] > 0,
-                  "reference file '" << path << "': " << dataset << " should be a non-empty 1-D axis, has shape "
+                  "reference file '" << path << "': " << dataset
+                                     << " should be a non-empty 1-D axis, has shape "
                                      << shape_text(shape));
   }
   std::vector<hsize_t> expected;
@@ -43,11 +47,12 @@ Reference read_reference(const std::string& path, const std::vector<std::string>
                   "reference file '" << path << "': missing dataset " << dataset << " ("
                                      << list_group(file.get(), "/fields") << ")");
     std::vector<hsize_t> shape;
-    ref.fields[field] = detail::read_doubles(file.get(), "reference file '" + path + "'", dataset, shape);
-    TESSERA_CHECK(shape == expected, "reference file '" << path << "': " << dataset << " has shape "
-                                                         << shape_text(shape) << ", expected "
-                                                         << shape_text(expected)
-                                                         << " (the /grid axes, last coordinate first)");
+    ref.fields[field] =
+        detail::read_doubles(file.get(), "reference file '" + path + "'", dataset, shape);
+    TESSERA_CHECK(shape == expected,
+                  "reference file '" << path << "': " << dataset << " has shape "
+                                     << shape_text(shape) << ", expected " << shape_text(expected)
+                                     << " (the /grid axes, last coordinate first)");
   }
   return ref;
 }

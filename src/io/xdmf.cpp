@@ -14,12 +14,23 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -131,11 +142,14 @@ std::string xdmf_text(const GridLayout& layout, const std::vector<std::string>& 
   auto grid = [&](int indent, const std::string& name, long step) {
     const std::string pad(indent, ' ');
     w.out << pad << "<Grid Name=\"" << escape(name) << "\" GridType=\"Uniform\">\n";
-    if (step >= 0) w.out << pad << "  <Time Value=\"" << number(layout.axes.back()[step]) << "\"/>\n";
+    if (step >= 0)
+      w.out << pad << "  <Time Value=\"" << number(layout.axes.back()[step]) << "\"/>\n";
     topology_and_geometry(w, layout, space, space_shape, indent + 2);
     auto attribute = [&](const std::string& field, bool is_int) {
-      const std::string dataset = step >= 0 ? "/steps/" + std::to_string(step) + "/" + field : "/fields/" + field;
-      w.out << pad << "  <Attribute Name=\"" << escape(field) << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+      const std::string dataset =
+          step >= 0 ? "/steps/" + std::to_string(step) + "/" + field : "/fields/" + field;
+      w.out << pad << "  <Attribute Name=\"" << escape(field)
+            << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
       w.data_item(indent + 4, space_shape, is_int ? Number::i32 : Number::f64, dataset);
       w.out << pad << "  </Attribute>\n";
     };
@@ -145,7 +159,8 @@ std::string xdmf_text(const GridLayout& layout, const std::vector<std::string>& 
   };
 
   if (temporal) {
-    w.out << "    <Grid Name=\"" << escape(grid_name) << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    w.out << "    <Grid Name=\"" << escape(grid_name)
+          << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     const auto& times = layout.axes.back();
     for (std::size_t k = 0; k < times.size(); ++k) {
       grid(6, grid_name + "_" + std::to_string(k), static_cast<long>(k));

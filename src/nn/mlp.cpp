@@ -21,10 +21,14 @@ Activation parse_activation(const std::string& name, const std::string& key) {
 
 torch::Tensor activate(Activation activation, const torch::Tensor& z) {
   switch (activation) {
-    case Activation::tanh: return torch::tanh(z);
-    case Activation::sin: return torch::sin(z);
-    case Activation::gelu: return torch::gelu(z);
-    case Activation::silu: return torch::silu(z);
+    case Activation::tanh:
+      return torch::tanh(z);
+    case Activation::sin:
+      return torch::sin(z);
+    case Activation::gelu:
+      return torch::gelu(z);
+    case Activation::silu:
+      return torch::silu(z);
   }
   return z;
 }
@@ -62,9 +66,9 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
 
   int64_t width = options_.inputs;
   if (options_.fourier_count > 0) {
-    fourier_ = register_buffer(
-        "fourier", random_tensor(rng, {options_.inputs, options_.fourier_count},
-                                 options_.fourier_scale, /*uniform=*/false));
+    fourier_ =
+        register_buffer("fourier", random_tensor(rng, {options_.inputs, options_.fourier_count},
+                                                 options_.fourier_scale, /*uniform=*/false));
     width = 2 * options_.fourier_count;
   }
   std::vector<int64_t> widths = options_.hidden;
@@ -72,15 +76,15 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
   for (std::size_t layer = 0; layer < widths.size(); ++layer) {
     const int64_t out = widths[layer];
     const double std_dev = std::sqrt(2.0 / static_cast<double>(width + out));
-    weights_.push_back(register_parameter(
-        "weight" + std::to_string(layer),
-        random_tensor(rng, {out, width}, std_dev, options_.xavier_uniform)));
-    biases_.push_back(register_parameter("bias" + std::to_string(layer),
-                                         torch::zeros({out}, torch::kFloat64)));
+    weights_.push_back(
+        register_parameter("weight" + std::to_string(layer),
+                           random_tensor(rng, {out, width}, std_dev, options_.xavier_uniform)));
+    biases_.push_back(
+        register_parameter("bias" + std::to_string(layer), torch::zeros({out}, torch::kFloat64)));
     if (options_.adaptive_scale && layer + 1 < widths.size()) {
-      slopes_.push_back(register_parameter("slope" + std::to_string(layer),
-                                           torch::full({}, 1.0 / *options_.adaptive_scale,
-                                                       torch::kFloat64)));
+      slopes_.push_back(
+          register_parameter("slope" + std::to_string(layer),
+                             torch::full({}, 1.0 / *options_.adaptive_scale, torch::kFloat64)));
     }
     width = out;
   }

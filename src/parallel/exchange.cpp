@@ -53,10 +53,12 @@ void InterfaceExchange::start_receives() {
 void InterfaceExchange::send(int id, int side, const double* values, int64_t count) {
   core::ScopedTimer timer(exchange_s_);
   auto it = channels_.find({id, side});
-  TESSERA_CHECK(it != channels_.end(), "internal: interface " << id << " side " << side << " not registered");
+  TESSERA_CHECK(it != channels_.end(),
+                "internal: interface " << id << " side " << side << " not registered");
   Channel& channel = it->second;
   TESSERA_CHECK(count == channel.count, "internal: interface " << id << " sends " << count
-                                                               << " values, expected " << channel.count);
+                                                               << " values, expected "
+                                                               << channel.count);
   std::copy(values, values + count, channel.outgoing.begin());
   sends_.emplace_back();
   MPI_Isend(channel.outgoing.data(), static_cast<int>(count), MPI_DOUBLE, channel.peer,
@@ -78,7 +80,8 @@ void InterfaceExchange::wait() {
 
 const std::vector<double>& InterfaceExchange::received(int id, int side) const {
   auto it = channels_.find({id, side});
-  TESSERA_CHECK(it != channels_.end(), "internal: interface " << id << " side " << side << " not registered");
+  TESSERA_CHECK(it != channels_.end(),
+                "internal: interface " << id << " side " << side << " not registered");
   return it->second.incoming;
 }
 

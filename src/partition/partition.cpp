@@ -22,7 +22,8 @@ Partition::Partition(const geometry::Box& box, std::vector<std::string> names,
       for (int k = 1; k < it->second; ++k) cuts_[axis].push_back(lo + (hi - lo) * k / it->second);
     }
     if (auto it = spec.cuts.find(name); it != spec.cuts.end()) {
-      TESSERA_CHECK(cuts_[axis].empty(), key << ": '" << name << "' has both split and cuts; use one");
+      TESSERA_CHECK(cuts_[axis].empty(),
+                    key << ": '" << name << "' has both split and cuts; use one");
       for (std::size_t k = 0; k < it->second.size(); ++k) {
         const double c = it->second[k];
         TESSERA_CHECK(c > lo && c < hi, key << ".cuts." << name << "[" << k << "]: " << c
@@ -110,7 +111,8 @@ void bisect(Piece piece, std::vector<geometry::Box>& leaves, std::vector<std::ve
   const auto sorted = std::get<0>(piece.samples.select(1, axis).sort());
   const auto k = static_cast<int64_t>(std::llround(static_cast<double>(n) * low_pieces / total));
   TESSERA_CHECK(k >= 1 && k < n, key << ".balance: too few sample points to place a cut along '"
-                                     << names[axis] << "'; use fewer pieces in decomposition.split");
+                                     << names[axis]
+                                     << "'; use fewer pieces in decomposition.split");
   const double cut = 0.5 * (sorted[k - 1].item<double>() + sorted[k].item<double>());
   cuts[axis].push_back(cut);
   const auto column = piece.samples.select(1, axis);
@@ -200,8 +202,7 @@ torch::Tensor Partition::subdomain_of(const torch::Tensor& x) const {
   if (!grid_) {
     auto points = x.to(torch::kFloat64).clone();
     // Lowest id wins on shared faces: assign in reverse so lower ids overwrite.
-    for (int d = 0; d < box_.dims(); ++d)
-      points.select(1, d).clamp_(box_.lo[d], box_.hi[d]);
+    for (int d = 0; d < box_.dims(); ++d) points.select(1, d).clamp_(box_.lo[d], box_.hi[d]);
     auto id = torch::zeros({points.size(0)}, torch::kInt64);
     for (auto s = subdomains_.rbegin(); s != subdomains_.rend(); ++s) {
       auto inside = torch::ones({points.size(0)}, torch::kBool);
@@ -238,9 +239,8 @@ std::vector<int> Partition::interfaces_of(int id) const {
 std::vector<int> rank_of_subdomains(int subdomains, int ranks) {
   std::vector<int> rank(subdomains);
   for (int s = 0; s < subdomains; ++s)
-    rank[s] = subdomains >= ranks
-                  ? static_cast<int>(static_cast<int64_t>(s) * ranks / subdomains)
-                  : s;
+    rank[s] =
+        subdomains >= ranks ? static_cast<int>(static_cast<int64_t>(s) * ranks / subdomains) : s;
   return rank;
 }
 

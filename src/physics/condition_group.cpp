@@ -32,16 +32,21 @@ std::set<expr::DerivativeKey> condition_derivatives(const Condition& c, int spat
   for (const auto* e : {&c.value, &c.a, &c.b, &c.expression})
     if (e->has_value()) keys.insert((*e)->derivatives().begin(), (*e)->derivatives().end());
   switch (c.type) {
-    case ConditionType::dirichlet: keys.insert({c.field, {}}); break;
+    case ConditionType::dirichlet:
+      keys.insert({c.field, {}});
+      break;
     case ConditionType::initial:
       keys.insert(c.time_axis >= 0 ? expr::DerivativeKey{c.field, {c.time_axis}}
                                    : expr::DerivativeKey{c.field, {}});
       break;
-    case ConditionType::robin: keys.insert({c.field, {}}); [[fallthrough]];
+    case ConditionType::robin:
+      keys.insert({c.field, {}});
+      [[fallthrough]];
     case ConditionType::neumann:
       for (int axis = 0; axis < spatial_dims; ++axis) keys.insert({c.field, {axis}});
       break;
-    case ConditionType::residual: break;
+    case ConditionType::residual:
+      break;
   }
   return keys;
 }
@@ -50,16 +55,17 @@ torch::Tensor condition_residual(const Condition& c, const expr::Environment& en
                                  const std::vector<std::string>& normals) {
   auto field = [&](std::vector<int> wrt) { return env.derivatives.at({c.field, std::move(wrt)}); };
   switch (c.type) {
-    case ConditionType::dirichlet: return field({}) - c.value->evaluate(env);
+    case ConditionType::dirichlet:
+      return field({}) - c.value->evaluate(env);
     case ConditionType::initial:
       return (c.time_axis >= 0 ? field({c.time_axis}) : field({})) - c.value->evaluate(env);
     case ConditionType::neumann:
       return normal_derivative(c, env, normals) - c.value->evaluate(env);
     case ConditionType::robin:
       return c.a->evaluate(env) * field({}) +
-             c.b->evaluate(env) * normal_derivative(c, env, normals) -
-             c.value->evaluate(env);
-    case ConditionType::residual: return c.expression->evaluate(env);
+             c.b->evaluate(env) * normal_derivative(c, env, normals) - c.value->evaluate(env);
+    case ConditionType::residual:
+      return c.expression->evaluate(env);
   }
   TESSERA_FAIL("unknown condition type");
 }
@@ -67,8 +73,8 @@ torch::Tensor condition_residual(const Condition& c, const expr::Environment& en
 ConditionGroup::ConditionGroup(Condition condition, std::shared_ptr<const geometry::Domain> region,
                                int64_t points, geometry::SamplerKind sampler, core::Rng rng,
                                PointOptions options)
-    : condition_(std::move(condition)),
-      sampling_{std::move(region), points, sampler, rng, options, {}} {
+    : condition_(std::move(condition)), sampling_{std::move(region), points, sampler, rng,
+                                                  options,           {}} {
   resample();
 }
 

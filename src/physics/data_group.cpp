@@ -7,7 +7,10 @@ namespace tessera::physics {
 
 DataGroup::DataGroup(std::string name, std::vector<int> fields, const torch::Tensor& points,
                      const torch::Tensor& values, PointOptions options)
-    : name_(std::move(name)), fields_(std::move(fields)), options_(options), all_points_(points.size(0)) {
+    : name_(std::move(name)),
+      fields_(std::move(fields)),
+      options_(options),
+      all_points_(points.size(0)) {
   TESSERA_CHECK(values.dim() == 2 && values.size(0) == points.size(0) &&
                     values.size(1) == static_cast<int64_t>(fields_.size()),
                 "internal: data condition '" << name_ << "' has mismatched points and values");
@@ -25,7 +28,8 @@ std::vector<TermValue> DataGroup::evaluate(const FieldEvaluator& fields, bool cr
   const auto env = fields.evaluate(x_, derivatives(), create_graph);
   std::vector<torch::Tensor> misfits;
   for (std::size_t k = 0; k < fields_.size(); ++k)
-    misfits.push_back(env.derivatives.at({fields_[k], {}}) - values_.select(1, static_cast<int64_t>(k)));
+    misfits.push_back(env.derivatives.at({fields_[k], {}}) -
+                      values_.select(1, static_cast<int64_t>(k)));
   const auto r = torch::stack(misfits, 1);
   const auto loss = r.size(0) ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
   return {options_.replica.term(name_, loss, x_.size(0), all_points_)};

@@ -25,8 +25,8 @@ std::set<expr::DerivativeKey> derivatives_of(
 EquationGroup::EquationGroup(std::vector<Equation> equations,
                              std::shared_ptr<const geometry::Domain> region, int64_t points,
                              geometry::SamplerKind sampler, core::Rng rng, PointOptions options)
-    : equations_(std::move(equations)),
-      sampling_{std::move(region), points, sampler, rng, options, {}} {
+    : equations_(std::move(equations)), sampling_{std::move(region), points, sampler, rng,
+                                                  options,           {}} {
   resample();
 }
 

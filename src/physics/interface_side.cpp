@@ -94,10 +94,7 @@ std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
 }
 
 double InterfaceSide::squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const {
-  return (local.narrow(1, 0, fields_) - remote.narrow(1, 0, fields_))
-      .pow(2)
-      .sum()
-      .item<double>();
+  return (local.narrow(1, 0, fields_) - remote.narrow(1, 0, fields_)).pow(2).sum().item<double>();
 }
 
 }  // namespace tessera::physics

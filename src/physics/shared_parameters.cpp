@@ -11,8 +11,9 @@ SharedParameters::SharedParameters(const std::vector<ParameterDefinition>& defin
                                    torch::Dtype dtype, torch::Device device)
     : definitions_(definitions) {
   for (const auto& d : definitions_) {
-    TESSERA_CHECK(!d.positive || d.initial > 0,
-                  "parameters." << d.name << ": a positive parameter needs a positive initial value");
+    TESSERA_CHECK(
+        !d.positive || d.initial > 0,
+        "parameters." << d.name << ": a positive parameter needs a positive initial value");
     const double raw = d.positive ? std::log(d.initial) : d.initial;
     raw_.push_back(torch::full({}, raw, torch::TensorOptions().dtype(dtype).device(device))
                        .set_requires_grad(true));

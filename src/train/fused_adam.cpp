@@ -70,13 +70,12 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
       const double correction1 = 1 - std::pow(beta1, static_cast<double>(moments.step()));
       const double correction2 = 1 - std::pow(beta2, static_cast<double>(moments.step()));
       AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "fused_adam", [&] {
-        adam_update<scalar_t>(p.data_ptr<scalar_t>(), p.grad().data_ptr<scalar_t>(),
-                              moments.exp_avg().data_ptr<scalar_t>(),
-                              moments.exp_avg_sq().data_ptr<scalar_t>(), p.numel(),
-                              static_cast<scalar_t>(beta1), static_cast<scalar_t>(beta2),
-                              static_cast<scalar_t>(options.lr() / correction1),
-                              static_cast<scalar_t>(std::sqrt(correction2)),
-                              static_cast<scalar_t>(options.eps()));
+        adam_update<scalar_t>(
+            p.data_ptr<scalar_t>(), p.grad().data_ptr<scalar_t>(),
+            moments.exp_avg().data_ptr<scalar_t>(), moments.exp_avg_sq().data_ptr<scalar_t>(),
+            p.numel(), static_cast<scalar_t>(beta1), static_cast<scalar_t>(beta2),
+            static_cast<scalar_t>(options.lr() / correction1),
+            static_cast<scalar_t>(std::sqrt(correction2)), static_cast<scalar_t>(options.eps()));
       });
     }
   }

@@ -22,20 +22,24 @@ double read_number(InputArchive& archive, const std::string& key) {
   return t.item<double>();
 }
 
-void write_list(OutputArchive& archive, const std::string& name, const std::deque<torch::Tensor>& list) {
+void write_list(OutputArchive& archive, const std::string& name,
+                const std::deque<torch::Tensor>& list) {
   archive.write(name + ".size", number(static_cast<double>(list.size())));
-  for (std::size_t k = 0; k < list.size(); ++k) archive.write(name + "." + std::to_string(k), list[k]);
+  for (std::size_t k = 0; k < list.size(); ++k)
+    archive.write(name + "." + std::to_string(k), list[k]);
 }
 
 std::deque<torch::Tensor> read_list(InputArchive& archive, const std::string& name) {
   std::deque<torch::Tensor> list(static_cast<std::size_t>(read_number(archive, name + ".size")));
-  for (std::size_t k = 0; k < list.size(); ++k) archive.read(name + "." + std::to_string(k), list[k]);
+  for (std::size_t k = 0; k < list.size(); ++k)
+    archive.read(name + "." + std::to_string(k), list[k]);
   return list;
 }
 
 void save_lbfgs(const torch::optim::LBFGS& optimizer, OutputArchive& archive) {
   if (optimizer.state().empty()) return;  // no step taken yet
-  const auto& state = static_cast<const torch::optim::LBFGSParamState&>(*optimizer.state().begin()->second);
+  const auto& state =
+      static_cast<const torch::optim::LBFGSParamState&>(*optimizer.state().begin()->second);
   archive.write("func_evals", number(static_cast<double>(state.func_evals())));
   archive.write("n_iter", number(static_cast<double>(state.n_iter())));
   archive.write("t", number(state.t()));

@@ -12,9 +12,8 @@
 namespace tessera::train {
 
 Trainer::Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned, int subdomains,
-                 std::vector<std::string> term_names, TrainingPlan plan,
-                 TrainerCallbacks callbacks, parallel::InterfaceExchange* exchange,
-                 GradientSync sync)
+                 std::vector<std::string> term_names, TrainingPlan plan, TrainerCallbacks callbacks,
+                 parallel::InterfaceExchange* exchange, GradientSync sync)
     : comm_(comm),
       owned_(std::move(owned)),
       subdomains_(subdomains),
@@ -52,7 +51,8 @@ void Trainer::run() {
   const std::size_t first = resume_ ? static_cast<std::size_t>(resume_->position.stage) : 0;
   for (stage_index_ = first; stage_index_ < plan_.stages.size() && !stop_; ++stage_index_) {
     const auto& stage = plan_.stages[stage_index_];
-    const bool resuming = resume_ && static_cast<std::size_t>(resume_->position.stage) == stage_index_;
+    const bool resuming =
+        resume_ && static_cast<std::size_t>(resume_->position.stage) == stage_index_;
     const int64_t first_step = resuming ? resume_->position.stage_step : 0;
     // A resumed stage already has its points (redrawn from the checkpoint).
     if (!resuming) apply_stage_points(stage);
@@ -78,7 +78,9 @@ void Trainer::after_log(int64_t stage_step) {
   // Every rank must stop at the same iteration, or the next collective would hang.
   stop_ = comm_.any(signal != 0 || late);
   if (stop_)
-    stop_reason_ = signal ? core::stop_signal_name() : late ? "time_limit" : "a stop signal on another rank";
+    stop_reason_ = signal ? core::stop_signal_name()
+                   : late ? "time_limit"
+                          : "a stop signal on another rank";
   const bool due = plan_.checkpoint_every > 0 && iteration_ % plan_.checkpoint_every == 0;
   if ((stop_ || due) && callbacks_.on_checkpoint) {
     auto state = capture(stage_step);
@@ -115,13 +117,13 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
   auto& optimizers = optimizers_;
   optimizers.clear();
   for (auto* s : owned_)
-    optimizers.push_back(std::make_unique<FusedAdam>(
-        s->network->parameters(), torch::optim::AdamOptions(stage.lr)));
+    optimizers.push_back(
+        std::make_unique<FusedAdam>(s->network->parameters(), torch::optim::AdamOptions(stage.lr)));
   // Shared parameters: the same summed gradient on every rank, so every copy takes the same step.
   parameter_optimizer_ = sync_.parameters && !sync_.parameters->empty();
   if (parameter_optimizer_)
-    optimizers.push_back(std::make_unique<FusedAdam>(sync_.parameters->raw(),
-                                                              torch::optim::AdamOptions(stage.lr)));
+    optimizers.push_back(
+        std::make_unique<FusedAdam>(sync_.parameters->raw(), torch::optim::AdamOptions(stage.lr)));
   restore_optimizers();
   keep_good_states();
   for (int64_t k = first_step; k < stage.iterations && !stop_; ++k) {
@@ -173,12 +175,12 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
       for (const auto& p : sync_.parameters->raw()) trained.back().push_back(p);
   }
   for (const auto& tensors : trained)
-    optimizers.push_back(std::make_unique<torch::optim::LBFGS>(
-        tensors, torch::optim::LBFGSOptions(stage.lr)
-                                      .history_size(stage.history)
-                                      .tolerance_grad(stage.tolerance)
-                                      .tolerance_change(1e-12)
-                                      .line_search_fn("strong_wolfe")));
+    optimizers.push_back(
+        std::make_unique<torch::optim::LBFGS>(tensors, torch::optim::LBFGSOptions(stage.lr)
+                                                           .history_size(stage.history)
+                                                           .tolerance_grad(stage.tolerance)
+                                                           .tolerance_change(1e-12)
+                                                           .line_search_fn("strong_wolfe")));
   restore_optimizers();
   int64_t done = first_step;
   while (done < stage.iterations && !stop_) {
@@ -247,7 +249,8 @@ void Trainer::update_adaptive_weights(const LocalLoss& loss) {
   for (double s : squares) total += std::sqrt(s);
   for (std::size_t i = 0; i < term_names_.size(); ++i) {
     const double norm = std::sqrt(squares[i]);
-    if (norm <= 0 || !std::isfinite(total / norm)) continue;  // a term with no gradient keeps its weight
+    if (norm <= 0 || !std::isfinite(total / norm))
+      continue;  // a term with no gradient keeps its weight
     double& w = weights_.at(term_names_[i]);
     w = plan_.adaptive.alpha * w + (1 - plan_.adaptive.alpha) * total / norm;
   }

@@ -50,7 +50,8 @@ double read_scalar(InputArchive& archive, const std::string& key) {
 
 CheckpointState Trainer::capture(int64_t stage_step) const {
   CheckpointState state;
-  state.position = {iteration_, static_cast<int64_t>(stage_index_), stage_step, adam_steps_, weights_};
+  state.position = {iteration_, static_cast<int64_t>(stage_index_), stage_step, adam_steps_,
+                    weights_};
   const bool writer = !sync_.replicas || sync_.replicas->communicator().rank() == 0;
   for (std::size_t i = 0; i < owned_.size() && writer; ++i) {
     const auto& model = *owned_[i];
@@ -67,7 +68,8 @@ CheckpointState Trainer::capture(int64_t stage_step) const {
       const auto& group = *model.groups[g];
       if (auto origin = group.sample_origin()) {
         archive->write("group" + std::to_string(g) + ".origin", encode(*origin));
-        archive->write("group" + std::to_string(g) + ".points", scalar(static_cast<double>(group.point_count())));
+        archive->write("group" + std::to_string(g) + ".points",
+                       scalar(static_cast<double>(group.point_count())));
       }
     }
     if (i < guards_.size()) {
@@ -79,7 +81,8 @@ CheckpointState Trainer::capture(int64_t stage_step) const {
   if (sync_.parameters && !sync_.parameters->empty() && comm_.rank() == 0) {
     state.shared = std::make_shared<OutputArchive>();
     const auto& raw = sync_.parameters->raw();
-    for (std::size_t k = 0; k < raw.size(); ++k) state.shared->write("raw" + std::to_string(k), raw[k].detach());
+    for (std::size_t k = 0; k < raw.size(); ++k)
+      state.shared->write("raw" + std::to_string(k), raw[k].detach());
     if (parameter_optimizer_) {
       OutputArchive optimizer;
       save_optimizer(*optimizers_.back(), optimizer);
@@ -104,7 +107,8 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto* model = owned_[i];
     auto it = checkpoint.subdomains.find(model->id);
-    TESSERA_CHECK(it != checkpoint.subdomains.end(), "checkpoint: no state for subdomain " << model->id);
+    TESSERA_CHECK(it != checkpoint.subdomains.end(),
+                  "checkpoint: no state for subdomain " << model->id);
     auto& archive = *it->second;
     InputArchive network;
     archive.read("network", network);
@@ -119,7 +123,8 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
       torch::Tensor origin;
       if (!archive.try_read("group" + std::to_string(g) + ".origin", origin)) continue;
       if (auto* equations = dynamic_cast<physics::EquationGroup*>(&group))
-        equations->set_point_count(static_cast<int64_t>(read_scalar(archive, "group" + std::to_string(g) + ".points")));
+        equations->set_point_count(
+            static_cast<int64_t>(read_scalar(archive, "group" + std::to_string(g) + ".points")));
       group.resample_from(decode(origin));
     }
   }
@@ -138,11 +143,13 @@ void Trainer::restore_optimizers() {
   if (!resume_ || static_cast<std::size_t>(resume_->position.stage) != stage_index_) return;
   for (std::size_t i = 0; i < owned_.size() && i < optimizers_.size(); ++i) {
     InputArchive optimizer;
-    if (resume_->subdomains.at(owned_[i]->id)->try_read("optimizer", optimizer)) load_optimizer(*optimizers_[i], optimizer);
+    if (resume_->subdomains.at(owned_[i]->id)->try_read("optimizer", optimizer))
+      load_optimizer(*optimizers_[i], optimizer);
   }
   if (parameter_optimizer_ && resume_->shared) {
     InputArchive optimizer;
-    if (resume_->shared->try_read("optimizer", optimizer)) load_optimizer(*optimizers_.back(), optimizer);
+    if (resume_->shared->try_read("optimizer", optimizer))
+      load_optimizer(*optimizers_.back(), optimizer);
   }
 }
 

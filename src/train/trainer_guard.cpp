@@ -18,7 +18,8 @@ constexpr int max_failures = 3;
 std::string nonfinite_terms(const Trainer::LocalLoss& loss, int s) {
   std::ostringstream names;
   for (const auto& [name, per] : loss.sums)
-    if (auto it = per.find(s); it != per.end() && !std::isfinite(it->second.item<double>())) names << " " << name;
+    if (auto it = per.find(s); it != per.end() && !std::isfinite(it->second.item<double>()))
+      names << " " << name;
   return names.str().empty() ? " (gradient only)" : names.str();
 }
 
@@ -65,7 +66,8 @@ void Trainer::keep_good_states() {
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& guard = guards_[i];
     guard.parameters.clear();
-    for (const auto& p : owned_[i]->network->parameters()) guard.parameters.push_back(p.detach().clone());
+    for (const auto& p : owned_[i]->network->parameters())
+      guard.parameters.push_back(p.detach().clone());
     torch::serialize::OutputArchive archive;
     optimizers_[i]->save(archive);
     std::ostringstream bytes;
@@ -84,18 +86,21 @@ std::vector<bool> Trainer::guard_against_divergence(LocalLoss& loss) {
     bool finite = finite_gradients(parameters);
     if (!sync_.replicas)
       for (const auto& [name, per] : loss.sums)
-        if (auto it = per.find(model.id); it != per.end()) finite = finite && std::isfinite(it->second.item<double>());
+        if (auto it = per.find(model.id); it != per.end())
+          finite = finite && std::isfinite(it->second.item<double>());
     if (finite) continue;
     may_step[i] = false;
     auto& guard = guards_.at(i);
     const std::string terms = nonfinite_terms(loss, model.id);
     forget_subdomain(loss, model.id);
-    TESSERA_CHECK(++guard.failures < max_failures,
-                  "non-finite loss or gradient in subdomain " << model.id << " at iteration " << iteration_ + 1
-                      << ", term(s):" << terms << "; it diverged " << max_failures
-                      << " times (learning rate already halved " << max_failures - 1
-                      << " times); stopped. The last complete checkpoint is kept: lower the learning rate "
-                         "or check the equations, then continue with --restart latest");
+    TESSERA_CHECK(
+        ++guard.failures < max_failures,
+        "non-finite loss or gradient in subdomain "
+            << model.id << " at iteration " << iteration_ + 1 << ", term(s):" << terms
+            << "; it diverged " << max_failures << " times (learning rate already halved "
+            << max_failures - 1
+            << " times); stopped. The last complete checkpoint is kept: lower the learning rate "
+               "or check the equations, then continue with --restart latest");
     torch::NoGradGuard no_grad;
     for (std::size_t k = 0; k < parameters.size(); ++k) parameters[k].copy_(guard.parameters[k]);
     torch::serialize::InputArchive archive;
@@ -103,10 +108,11 @@ std::vector<bool> Trainer::guard_against_divergence(LocalLoss& loss) {
     archive.load_from(bytes);
     optimizers_[i]->load(archive);
     guard.lr_factor *= 0.5;
-    std::cerr << "tessera: warning: non-finite loss or gradient in subdomain " << model.id << " at iteration "
-              << iteration_ + 1 << ", term(s):" << terms << "; rolled back to iteration " << guard.iteration
-              << " with its learning rate halved (factor " << guard.lr_factor << "), failure " << guard.failures
-              << " of " << max_failures << "\n";
+    std::cerr << "tessera: warning: non-finite loss or gradient in subdomain " << model.id
+              << " at iteration " << iteration_ + 1 << ", term(s):" << terms
+              << "; rolled back to iteration " << guard.iteration
+              << " with its learning rate halved (factor " << guard.lr_factor << "), failure "
+              << guard.failures << " of " << max_failures << "\n";
   }
   return may_step;
 }

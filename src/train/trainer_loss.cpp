@@ -17,7 +17,8 @@ void Trainer::LocalLoss::add(const physics::TermValue& term, int subdomain, doub
   const auto part = term.total_count > 0 ? term.mean_square * term.share() : term.mean_square;
   accumulate(total, weight * part);
   accumulate(terms[term.name], part);
-  accumulate(sums[term.name][subdomain], term.mean_square.detach() * static_cast<double>(term.count));
+  accumulate(sums[term.name][subdomain],
+             term.mean_square.detach() * static_cast<double>(term.count));
   counts[term.name][subdomain] += static_cast<double>(term.count);
 }
 
@@ -42,7 +43,8 @@ void Trainer::add_interface_terms(LocalLoss& loss, const SubdomainModel& model, 
   // A neighbour that diverged this iteration sent non-finite values and is rolling back (the
   // divergence guard); this side does without its interface terms for the iteration.
   if (!torch::isfinite(remote).all().item<bool>()) return;
-  for (const auto& term : side.losses(local, remote)) loss.add(term, model.id, weights_.at(term.name));
+  for (const auto& term : side.losses(local, remote))
+    loss.add(term, model.id, weights_.at(term.name));
   // Each interface's jump is counted once, on its lower side.
   if (side.side() == 0) {
     auto jump = torch::full({}, side.squared_jump(local.detach(), remote), torch::kFloat64);
@@ -61,7 +63,8 @@ Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_gr
       loss.add(term, model.id, weights_.at(term.name));
     }
   for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
-    add_interface_terms(loss, model, k, model.interfaces[k]->local_values(*model.fields, create_graph));
+    add_interface_terms(loss, model, k,
+                        model.interfaces[k]->local_values(*model.fields, create_graph));
   }
   return loss;
 }
@@ -82,9 +85,9 @@ void Trainer::check_finite(const LocalLoss& loss, const SubdomainModel& model) c
     TESSERA_FAIL("subdomain " << model.id << " received non-finite values on interface(s)"
                               << from.str() << " at iteration " << iteration_ + 1);
   }
-  TESSERA_FAIL("non-finite loss in subdomain " << model.id << " at iteration " << iteration_ + 1
-                                               << ", term(s):" << terms.str()
-                                               << "; lower the learning rate or check the equations");
+  TESSERA_FAIL("non-finite loss in subdomain "
+               << model.id << " at iteration " << iteration_ + 1 << ", term(s):" << terms.str()
+               << "; lower the learning rate or check the equations");
 }
 
 std::vector<std::vector<torch::Tensor>> Trainer::start_exchange(bool create_graph) {
@@ -96,7 +99,8 @@ std::vector<std::vector<torch::Tensor>> Trainer::start_exchange(bool create_grap
     for (const auto& side : model.interfaces) {
       auto values = side->local_values(*model.fields, create_graph);
       const auto message = values.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-      exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(), message.numel());
+      exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(),
+                      message.numel());
       locals[i].push_back(values);
     }
   }
@@ -164,11 +168,13 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
     for (std::size_t t = 0; t < terms; ++t) {
       const auto& name = term_names_[t];
       if (auto it = loss.sums.find(name); it != loss.sums.end())
-        for (const auto& [s, value] : it->second) figures[2 * (t * slots + s)] = value.item<double>();
+        for (const auto& [s, value] : it->second)
+          figures[2 * (t * slots + s)] = value.item<double>();
       if (auto it = loss.counts.find(name); it != loss.counts.end())
         for (const auto& [s, count] : it->second) figures[2 * (t * slots + s) + 1] = count;
     }
-    for (const auto& [s, value] : loss.jump_sums) figures[2 * (terms * slots + s)] = value.item<double>();
+    for (const auto& [s, value] : loss.jump_sums)
+      figures[2 * (terms * slots + s)] = value.item<double>();
     for (const auto& [s, count] : loss.jump_counts) figures[2 * (terms * slots + s) + 1] = count;
     comm_.sum_in_place(figures);  // one rank per slot: adding zeros is exact
     record.loss = 0;
@@ -209,8 +215,9 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
     std::ostringstream detail;
     for (const auto& [name, value] : record.terms)
       if (!std::isfinite(value)) detail << " " << name;
-    TESSERA_FAIL("non-finite global loss at iteration " << iteration_ << " in term(s)" << detail.str()
-                                                        << "; lower the learning rate or check the equations");
+    TESSERA_FAIL("non-finite global loss at iteration "
+                 << iteration_ << " in term(s)" << detail.str()
+                 << "; lower the learning rate or check the equations");
   }
   if (callbacks_.on_log) callbacks_.on_log(record);
   last_ = record;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/parallel/environment.hpp"
 #include "mpi_doctest.hpp"
+#include "tessera/parallel/environment.hpp"
 #include "tessera/parallel/exchange.hpp"
 
 using tessera::parallel::Communicator;
@@ -58,14 +58,16 @@ std::vector<Link> grid(int nx, int ny) {
 
 /// Contiguous blocks (rank_of_subdomains without linking partition).
 int rank_of(int subdomain, int subdomains, int ranks) {
-  return subdomains >= ranks ? static_cast<int>(static_cast<int64_t>(subdomain) * ranks / subdomains)
-                             : subdomain;
+  return subdomains >= ranks
+             ? static_cast<int>(static_cast<int64_t>(subdomain) * ranks / subdomains)
+             : subdomain;
 }
 
 /// Runs `rounds` exchanges over `links` between `subdomains` subdomains mapped to the ranks in
 /// blocks and checks every received message. `reverse_sends` posts the sends in the opposite
 /// order from the registrations. Returns how many messages this rank checked.
-int64_t run_exchange(const std::vector<Link>& links, int subdomains, int rounds, bool reverse_sends) {
+int64_t run_exchange(const std::vector<Link>& links, int subdomains, int rounds,
+                     bool reverse_sends) {
   const auto comm = Communicator::world();
   const int rank = comm.rank(), size = comm.size();
   InterfaceExchange exchange(comm);

@@ -18,7 +18,8 @@ namespace {
 /// A leaf of `shape` whose gradient on rank r is (r + 1) * (1, 2, 3, ...).
 torch::Tensor leaf_with_gradient(std::vector<int64_t> shape, int rank, torch::Dtype dtype) {
   auto t = torch::zeros(shape, torch::TensorOptions().dtype(dtype)).set_requires_grad(true);
-  t.mutable_grad() = (rank + 1) * torch::arange(1, t.numel() + 1, torch::TensorOptions().dtype(dtype)).view(shape);
+  t.mutable_grad() =
+      (rank + 1) * torch::arange(1, t.numel() + 1, torch::TensorOptions().dtype(dtype)).view(shape);
   return t;
 }
 
@@ -30,14 +31,17 @@ TEST_CASE("gradients of many tensors are summed in one all-reduce") {
   const double rank_sum = ranks * (ranks + 1) / 2.0;  // sum of (r + 1)
   for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
     GradientAllReduce sum(world);
-    std::vector<torch::Tensor> tensors{leaf_with_gradient({3, 4}, world.rank(), dtype),
-                                       leaf_with_gradient({5}, world.rank(), dtype),
-                                       torch::zeros({2, 2}, torch::TensorOptions().dtype(dtype)).set_requires_grad(true)};
+    std::vector<torch::Tensor> tensors{
+        leaf_with_gradient({3, 4}, world.rank(), dtype),
+        leaf_with_gradient({5}, world.rank(), dtype),
+        torch::zeros({2, 2}, torch::TensorOptions().dtype(dtype)).set_requires_grad(true)};
     std::vector<double> extras{1.0 * world.rank(), 2.5};
     sum.sum_gradients(tensors, &extras);
     CHECK(sum.calls() == 1);
     for (int k = 0; k < 2; ++k) {
-      const auto expected = rank_sum * torch::arange(1, tensors[k].numel() + 1, torch::kFloat64).view(tensors[k].sizes());
+      const auto expected =
+          rank_sum *
+          torch::arange(1, tensors[k].numel() + 1, torch::kFloat64).view(tensors[k].sizes());
       CHECK(torch::equal(tensors[k].grad().to(torch::kFloat64), expected));
     }
     // A tensor without a gradient contributed zeros and received the (zero) sum.
@@ -56,7 +60,8 @@ TEST_CASE("a split communicator sums only within its group") {
   auto t = leaf_with_gradient({4}, world.rank(), torch::kFloat64);
   sum.sum_gradients({t});
   double expected = 0;
-  for (int r = world.rank() / 2 * 2; r < std::min(world.size(), world.rank() / 2 * 2 + 2); ++r) expected += r + 1;
+  for (int r = world.rank() / 2 * 2; r < std::min(world.size(), world.rank() / 2 * 2 + 2); ++r)
+    expected += r + 1;
   CHECK(torch::equal(t.grad(), expected * torch::arange(1, 5, torch::kFloat64)));
   CHECK(sum.calls() == 1);
 }

@@ -18,8 +18,10 @@ using tessera::parallel::GradientAllReduce;
 TEST_CASE("CUDA gradients are summed through NCCL like CPU ones through MPI") {
   const auto world = Communicator::world();
   for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
-    auto cpu = torch::randn({1000, 37}, torch::TensorOptions().dtype(dtype)).set_requires_grad(true);
-    cpu.mutable_grad() = torch::full({1000, 37}, world.rank() + 1.0, torch::TensorOptions().dtype(dtype));
+    auto cpu =
+        torch::randn({1000, 37}, torch::TensorOptions().dtype(dtype)).set_requires_grad(true);
+    cpu.mutable_grad() =
+        torch::full({1000, 37}, world.rank() + 1.0, torch::TensorOptions().dtype(dtype));
     auto gpu = cpu.detach().to(torch::kCUDA).set_requires_grad(true);
     gpu.mutable_grad() = cpu.grad().to(torch::kCUDA);
     GradientAllReduce mpi_sum(world), nccl_sum(world);
@@ -42,8 +44,10 @@ int main(int argc, char** argv) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0)
-      std::printf("test_nccl: skipped: no CUDA device visible to LibTorch on every rank "
-                  "(NCCL backend built: %s)\n", tessera::parallel::have_nccl() ? "yes" : "no");
+      std::printf(
+          "test_nccl: skipped: no CUDA device visible to LibTorch on every rank "
+          "(NCCL backend built: %s)\n",
+          tessera::parallel::have_nccl() ? "yes" : "no");
     MPI_Finalize();
     return 77;
   }

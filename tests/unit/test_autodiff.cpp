@@ -22,8 +22,8 @@ double max_error(const torch::Tensor& a, const torch::Tensor& b) {
 TEST_CASE("reverse engine matches closed-form partials up to order 4 in float64") {
   auto p = torch::rand({64, 2}, torch::kFloat64) * 2 - 1;
   auto x = p.select(1, 0), y = p.select(1, 1);
-  std::set<Partial> requested{{0, {}},     {0, {0}},       {0, {1}},       {0, {0, 0}},
-                              {0, {0, 1}}, {0, {0, 0, 0}}, {0, {0, 0, 1, 1}}, {1, {0, 0}},
+  std::set<Partial> requested{{0, {}},     {0, {0}},          {0, {1}},          {0, {0, 0}},
+                              {0, {0, 1}}, {0, {0, 0, 0}},    {0, {0, 0, 1, 1}}, {1, {0, 0}},
                               {1, {0, 1}}, {1, {0, 0, 0, 1}}, {1, {1, 1, 1}}};
   auto d = reverse_partials(test_function, p, requested, /*create_graph=*/false);
   const auto s = torch::sin(x), c = torch::cos(x), ey = torch::exp(y);
@@ -43,7 +43,9 @@ TEST_CASE("reverse engine matches closed-form partials up to order 4 in float64"
 
 TEST_CASE("reverse engine with create_graph lets a loss reach the network parameters") {
   auto w = torch::full({}, 2.0, torch::kFloat64).requires_grad_(true);
-  auto network = [&](const torch::Tensor& p) { return torch::sin(w * p.select(1, 0)).unsqueeze(1); };
+  auto network = [&](const torch::Tensor& p) {
+    return torch::sin(w * p.select(1, 0)).unsqueeze(1);
+  };
   auto p = torch::linspace(0, 1, 16, torch::kFloat64).unsqueeze(1);
   auto d = reverse_partials(network, p, {{0, {0, 0}}}, /*create_graph=*/true);
   // u_xx = -w^2 sin(w x); d/dw sum(u_xx) = sum(-2w sin(wx) - w^2 x cos(wx)).

@@ -16,10 +16,14 @@ namespace {
 
 const char* name_of(nn::Activation a) {
   switch (a) {
-    case nn::Activation::tanh: return "tanh";
-    case nn::Activation::sin: return "sin";
-    case nn::Activation::gelu: return "gelu";
-    case nn::Activation::silu: return "silu";
+    case nn::Activation::tanh:
+      return "tanh";
+    case nn::Activation::sin:
+      return "sin";
+    case nn::Activation::gelu:
+      return "gelu";
+    case nn::Activation::silu:
+      return "silu";
   }
   return "?";
 }
@@ -51,7 +55,8 @@ nn::Mlp make_network(nn::Activation activation, bool fourier, bool adaptive) {
 }
 
 torch::Tensor points(const nn::MlpOptions& o, int64_t n) {
-  const auto lo = torch::tensor(o.lower, torch::kFloat64), hi = torch::tensor(o.upper, torch::kFloat64);
+  const auto lo = torch::tensor(o.lower, torch::kFloat64),
+             hi = torch::tensor(o.upper, torch::kFloat64);
   return lo + (hi - lo) * torch::rand({n, o.inputs}, torch::kFloat64);
 }
 
@@ -105,7 +110,8 @@ std::vector<torch::Tensor> parameter_grads(nn::Mlp& network, const Partials& par
 // Partials and d(loss)/d(parameters) of both engines; returns the largest differences.
 // The forward engine runs both of its paths (the whole-network CPU node, over several blocks of
 // points with a short last one, and the per-layer path GPUs take).
-std::pair<Difference, Difference> compare_engines(nn::Mlp& network, const std::set<Partial>& requested,
+std::pair<Difference, Difference> compare_engines(nn::Mlp& network,
+                                                  const std::set<Partial>& requested,
                                                   TaylorPath path, int64_t n = 130) {
   const auto x = points(network->options(), n);
   auto forward = [&network](const torch::Tensor& p) { return network->forward(p); };
@@ -117,7 +123,8 @@ std::pair<Difference, Difference> compare_engines(nn::Mlp& network, const std::s
   const auto reverse_grads = parameter_grads(network, reverse);
   const auto taylor_grads = parameter_grads(network, taylor);
   REQUIRE(reverse_grads.size() == taylor_grads.size());
-  for (std::size_t k = 0; k < reverse_grads.size(); ++k) grads.add(taylor_grads[k], reverse_grads[k]);
+  for (std::size_t k = 0; k < reverse_grads.size(); ++k)
+    grads.add(taylor_grads[k], reverse_grads[k]);
   return {values, grads};
 }
 
@@ -138,9 +145,10 @@ TEST_CASE("activation derivatives up to third order match autograd of the activa
   }
 }
 
-TEST_CASE("forward engine matches the reverse engine to 1e-10 for every activation, with and "
-          "without Fourier features and adaptive activation, partials (first, second, mixed, "
-          "Laplacian) and parameter gradients") {
+TEST_CASE(
+    "forward engine matches the reverse engine to 1e-10 for every activation, with and "
+    "without Fourier features and adaptive activation, partials (first, second, mixed, "
+    "Laplacian) and parameter gradients") {
   torch::manual_seed(7);
   for (auto activation : all_activations)
     for (bool fourier : {false, true})
@@ -150,7 +158,8 @@ TEST_CASE("forward engine matches the reverse engine to 1e-10 for every activati
         CAPTURE(adaptive);
         auto network = make_network(activation, fourier, adaptive);
         for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
-          const auto [values, grads] = compare_engines(network, every_partial_up_to_second(3, 2), path);
+          const auto [values, grads] =
+              compare_engines(network, every_partial_up_to_second(3, 2), path);
           const std::string label = std::string(name_of(activation)) + (fourier ? " fourier" : "") +
                                     (adaptive ? " adaptive" : "") +
                                     (path == TaylorPath::per_layer ? " (per layer)" : "");
@@ -162,13 +171,18 @@ TEST_CASE("forward engine matches the reverse engine to 1e-10 for every activati
       }
 }
 
-TEST_CASE("forward engine computes exactly a subset of partials (mixed only, pure only, value only)") {
+TEST_CASE(
+    "forward engine computes exactly a subset of partials (mixed only, pure only, value only)") {
   torch::manual_seed(8);
   auto network = make_network(nn::Activation::tanh, false, true);
   const std::vector<std::set<Partial>> subsets{
-      {{1, {0, 2}}}, {{0, {1, 1}}, {1, {2, 2}}}, {{0, {}}}, {{1, {2}}, {0, {0, 1}}},
+      {{1, {0, 2}}},
+      {{0, {1, 1}}, {1, {2, 2}}},
+      {{0, {}}},
+      {{1, {2}}, {0, {0, 1}}},
       // Laplacians: alone, next to one of their own terms, and over part of the inputs
-      {{0, {0, 1, 2}, true}}, {{1, {0, 2}, true}, {1, {0, 0}}, {0, {}}},
+      {{0, {0, 1, 2}, true}},
+      {{1, {0, 2}, true}, {1, {0, 0}}, {0, {}}},
       // a Laplacian over x0, x1 next to the first derivative along a third input (u_t + lap u)
       {{0, {2}}, {0, {0, 1}, true}}};
   for (const auto& requested : subsets)
@@ -224,7 +238,8 @@ TEST_CASE("forward engine in float32 agrees with the reverse engine to float32 r
   auto network = make_network(nn::Activation::tanh, false, false);
   network->to(torch::kFloat32);
   const auto x = points(network->options(), 64).to(torch::kFloat32);
-  const std::set<Partial> requested{{0, {}}, {0, {0, 0}}, {0, {1, 1}}, {1, {0, 2}}, {1, {0, 1, 2}, true}};
+  const std::set<Partial> requested{
+      {0, {}}, {0, {0, 0}}, {0, {1, 1}}, {1, {0, 2}}, {1, {0, 1, 2}, true}};
   auto forward = [&network](const torch::Tensor& p) { return network->forward(p); };
   const auto reverse = reverse_partials(forward, x, requested, false);
   const auto taylor = taylor_partials(*network, x, requested, false);

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include <ATen/Dispatch.h>
 #include "../../src/autodiff/taylor_gemm.hpp"
 #include "../../src/autodiff/taylor_kernels.hpp"
 #include "../../src/autodiff/taylor_tanh.hpp"
-#include <ATen/Dispatch.h>
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/torch_pch.hpp"
 
@@ -56,7 +56,8 @@ namespace {
 
 // Elements per kernel vector (taylor_gemm.hpp) and the products' tolerance per summed term.
 int64_t kernel_lanes(torch::Dtype dtype) {
-  return dtype == torch::kFloat64 ? taylor::detail::lanes<double>() : taylor::detail::lanes<float>();
+  return dtype == torch::kFloat64 ? taylor::detail::lanes<double>()
+                                  : taylor::detail::lanes<float>();
 }
 
 double product_tolerance(torch::Dtype dtype) { return dtype == torch::kFloat64 ? 1e-12 : 1e-4; }
@@ -84,7 +85,8 @@ TEST_CASE("register-tiled products equal torch::matmul for every remainder of ro
           const auto b = torch::randn({steps, width}, dtype), bias = torch::randn({rows}, dtype);
           // a . b with a [rows, steps] read row by row (+ a bias per row), then a^T . b with
           // a [steps, rows] read column by column.
-          const auto a = torch::randn({rows, steps}, dtype), at = torch::randn({steps, rows}, dtype);
+          const auto a = torch::randn({rows, steps}, dtype),
+                     at = torch::randn({steps, rows}, dtype);
           auto c = torch::randn({rows, width}, dtype);
           const auto start = c.clone();
           auto d = torch::empty({rows, width}, dtype);
@@ -117,15 +119,17 @@ TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of r
             CAPTURE(vectors);
             CAPTURE(sets);
             const int64_t length = vectors * lanes;
-            const auto a = torch::randn({sets, rows, length}, dtype), b = torch::randn({sets, cols, length}, dtype);
+            const auto a = torch::randn({sets, rows, length}, dtype),
+                       b = torch::randn({sets, cols, length}, dtype);
             auto partial = torch::randn({rows, cols, lanes}, dtype);
             const auto start = partial.clone();
             const auto lane_products = [&](bool accumulate) {
               AT_DISPATCH_FLOATING_TYPES(dtype, "test_gemm_lanes", [&] {
                 using taylor::detail::contiguous;
                 taylor::detail::gemm_lanes(
-                    rows, cols, vectors, sets, contiguous<const scalar_t*>(a.data_ptr<scalar_t>(), rows * length),
-                    length, contiguous<const scalar_t*>(b.data_ptr<scalar_t>(), cols * length), length,
+                    rows, cols, vectors, sets,
+                    contiguous<const scalar_t*>(a.data_ptr<scalar_t>(), rows * length), length,
+                    contiguous<const scalar_t*>(b.data_ptr<scalar_t>(), cols * length), length,
                     partial.data_ptr<scalar_t>(), accumulate);
               });
             };
@@ -139,8 +143,8 @@ TEST_CASE("lane-wise products sum to a . b^T over sets, for every remainder of r
   }
 }
 
-
-TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, forward and backward") {
+TEST_CASE(
+    "whole-network CPU node equals the per-layer path over many blocks, forward and backward") {
   torch::manual_seed(4);
   taylor::StreamLayout layout;  // 3 inputs: value, 3 firsts, 3 seconds, 2 Laplacians
   layout.axes = {0, 1, 2};
@@ -148,9 +152,8 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
   layout.laplacians = {{0, 1, 2}, {0, 2}};
   // Up to 16 inputs the first layer's pre-activations are recomputed in the backward, from 17
   // they are saved like the other layers'; also no hidden layer and a single hidden layer.
-  const std::vector<std::vector<int64_t>> shapes{{5, 12, 10, 9, 2}, {5, 50, 50, 1}, {20, 16, 7},
-                                                 {16, 9, 3},        {17, 9, 3},    {5, 16, 7},
-                                                 {5, 1}};
+  const std::vector<std::vector<int64_t>> shapes{
+      {5, 12, 10, 9, 2}, {5, 50, 50, 1}, {20, 16, 7}, {16, 9, 3}, {17, 9, 3}, {5, 16, 7}, {5, 1}};
   const nn::Activation activations[] = {nn::Activation::tanh, nn::Activation::sin,
                                         nn::Activation::gelu, nn::Activation::silu};
   for (auto dtype : {torch::kFloat64, torch::kFloat32})
@@ -160,8 +163,9 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
         CAPTURE(static_cast<int>(activation));
         std::vector<torch::Tensor> weights, biases;
         for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-          weights.push_back((torch::randn({widths[l + 1], widths[l]}, dtype) / std::sqrt(double(widths[l])))
-                                .requires_grad_(true));
+          weights.push_back(
+              (torch::randn({widths[l + 1], widths[l]}, dtype) / std::sqrt(double(widths[l])))
+                  .requires_grad_(true));
           biases.push_back((0.3 * torch::randn({widths[l + 1]}, dtype)).requires_grad_(true));
         }
         // 1,001 points: many blocks and a short last one.
@@ -171,9 +175,10 @@ TEST_CASE("whole-network CPU node equals the per-layer path over many blocks, fo
         parameters.insert(parameters.end(), biases.begin(), biases.end());
         std::vector<torch::Tensor> results;
         for (bool fused : {true, false}) {
-          const auto out = fused ? taylor::network_streams_cpu(features, weights, biases, activation, layout)
-                                 : taylor::network_streams_per_layer(features, weights, biases, activation, layout,
-                                                                      taylor::Kernel::generic);
+          const auto out =
+              fused ? taylor::network_streams_cpu(features, weights, biases, activation, layout)
+                    : taylor::network_streams_per_layer(features, weights, biases, activation,
+                                                        layout, taylor::Kernel::generic);
           const auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
           results.push_back(out.detach());
           results.insert(results.end(), grads.begin(), grads.end());
@@ -199,7 +204,8 @@ TEST_CASE("whole-network CPU node gives bit-identical results on 1, 2 and 3 thre
     std::vector<torch::Tensor> weights, biases, parameters;
     const std::vector<int64_t> widths{inputs, 50, 50, 1};
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-      weights.push_back((torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]))).requires_grad_(true));
+      weights.push_back((torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l])))
+                            .requires_grad_(true));
       biases.push_back((0.3 * torch::randn({widths[l + 1]})).requires_grad_(true));
       parameters.push_back(weights.back());
       parameters.push_back(biases.back());
@@ -211,7 +217,8 @@ TEST_CASE("whole-network CPU node gives bit-identical results on 1, 2 and 3 thre
     std::vector<std::vector<torch::Tensor>> runs;
     for (int threads : {1, 2, 3}) {
       torch::set_num_threads(threads);
-      const auto out = taylor::network_streams_cpu(features, weights, biases, nn::Activation::tanh, layout);
+      const auto out =
+          taylor::network_streams_cpu(features, weights, biases, nn::Activation::tanh, layout);
       auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
       grads.push_back(out.detach());
       runs.push_back(grads);

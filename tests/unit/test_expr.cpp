@@ -177,17 +177,17 @@ TEST_CASE("the same functions fold to the std:: values on constants") {
 TEST_CASE("precedence and associativity follow the usual rules") {
   CHECK(constant("1 + 2 * 3") == 7.0);
   CHECK(constant("(1 + 2) * 3") == 9.0);
-  CHECK(constant("8 / 4 / 2") == 1.0);     // left-associative
-  CHECK(constant("8 - 4 - 2") == 2.0);     // left-associative
-  CHECK(constant("2 ^ 3 ^ 2") == 512.0);   // right-associative
-  CHECK(constant("-2 ^ 2") == -4.0);       // -(2^2)
+  CHECK(constant("8 / 4 / 2") == 1.0);    // left-associative
+  CHECK(constant("8 - 4 - 2") == 2.0);    // left-associative
+  CHECK(constant("2 ^ 3 ^ 2") == 512.0);  // right-associative
+  CHECK(constant("-2 ^ 2") == -4.0);      // -(2^2)
   CHECK(constant("(-2) ^ 2") == 4.0);
   CHECK(constant("2 ^ -1") == 0.5);
   CHECK(constant("--3") == 3.0);
   CHECK(constant("-+-3") == 3.0);
   CHECK(constant("2 * -3") == -6.0);
-  CHECK(constant("1 + 2 < 4") == 1.0);     // comparisons bind loosest
-  CHECK(constant("1 < 2 == 1") == 1.0);    // comparisons are left-associative
+  CHECK(constant("1 + 2 < 4") == 1.0);   // comparisons bind loosest
+  CHECK(constant("1 < 2 == 1") == 1.0);  // comparisons are left-associative
   CHECK(constant("2 * 3 ^ 2") == 18.0);
   CHECK(constant("-k^2") == -6.25);
   check_pointwise("-x^2", [](double x, double y) { return -(x * x); });
@@ -199,9 +199,11 @@ TEST_CASE("fields, derivatives, parameters and extras read the environment") {
   const auto x = env.coordinates.select(1, 0), y = env.coordinates.select(1, 1);
   CHECK(torch::allclose(parse("u").evaluate(env), 10 * x + y));
   CHECK(torch::allclose(parse("v").evaluate(env), x * y));
-  CHECK(torch::allclose(parse("u_xx + u_yy").evaluate(env), torch::full({5}, 7.0, torch::kFloat64)));
+  CHECK(
+      torch::allclose(parse("u_xx + u_yy").evaluate(env), torch::full({5}, 7.0, torch::kFloat64)));
   CHECK(torch::allclose(parse("lap(u)").evaluate(env), torch::full({5}, 7.0, torch::kFloat64)));
-  CHECK(torch::allclose(parse("u_yx - D(u, y, x)").evaluate(env), torch::zeros({5}, torch::kFloat64)));
+  CHECK(torch::allclose(parse("u_yx - D(u, y, x)").evaluate(env),
+                        torch::zeros({5}, torch::kFloat64)));
   CHECK(torch::allclose(parse("nu * u_x").evaluate(env), torch::full({5}, 2.5, torch::kFloat64)));
   Environment with_u_y = env;
   with_u_y.derivatives[{0, {1}}] = torch::full({5}, 2.0, torch::kFloat64);
@@ -227,11 +229,12 @@ TEST_CASE("derivative spellings are order-independent and name the sorted key") 
 }
 
 TEST_CASE("derivative discovery lists exactly what the expression reads") {
-  const auto needed = parse("u_t + u*u_x - nu*u_xx", []() {
-                        SymbolTable s = space_time();
-                        s.parameters = {"nu"};
-                        return s;
-                      }())
+  const auto needed = parse("u_t + u*u_x - nu*u_xx",
+                            []() {
+                              SymbolTable s = space_time();
+                              s.parameters = {"nu"};
+                              return s;
+                            }())
                           .derivatives();
   CHECK(needed == std::set<DerivativeKey>{{0, {}}, {0, {0}}, {0, {1}}, {0, {0, 0}}});
   // lap(u) in two or more dimensions is one quantity (one stream in the forward engine)
@@ -329,107 +332,146 @@ TEST_CASE("unknown symbols are reported with a suggestion") {
   CHECK(parse_error("u_xx + u_y + nuu") ==
         "equations[0].residual: unknown symbol 'nuu' at column 14 (did you mean 'nu'?)");
   CHECK(parse_error("u + zeta") == "equations[0].residual: unknown symbol 'zeta' at column 5");
-  CHECK(parse_error("uy") == "equations[0].residual: unknown symbol 'uy' at column 1 (did you mean 'u_y'?)");
-  CHECK(parse_error("V_yy") == "equations[0].residual: unknown symbol 'V_yy' at column 1 (did you mean 'v_yy'?)");
+  CHECK(parse_error("uy") ==
+        "equations[0].residual: unknown symbol 'uy' at column 1 (did you mean 'u_y'?)");
+  CHECK(parse_error("V_yy") ==
+        "equations[0].residual: unknown symbol 'V_yy' at column 1 (did you mean 'v_yy'?)");
 }
 
 TEST_CASE("unknown functions and wrong argument counts are reported") {
   CHECK(parse_error("sine(x)") ==
         "equations[0].residual: unknown function 'sine' at column 1 (did you mean 'sin'?)");
   CHECK(parse_error("2 * atan2(y)") ==
-        "equations[0].residual: wrong number of arguments to 'atan2' at column 5 (expected 2, got 1)");
-  CHECK(parse_error("sin(x, y)") ==
-        "equations[0].residual: wrong number of arguments to 'sin' at column 1 (expected 1, got 2)");
-  CHECK(parse_error("exp()") ==
-        "equations[0].residual: wrong number of arguments to 'exp' at column 1 (expected 1, got 0)");
+        "equations[0].residual: wrong number of arguments to 'atan2' at column 5 (expected 2, got "
+        "1)");
+  CHECK(
+      parse_error("sin(x, y)") ==
+      "equations[0].residual: wrong number of arguments to 'sin' at column 1 (expected 1, got 2)");
+  CHECK(
+      parse_error("exp()") ==
+      "equations[0].residual: wrong number of arguments to 'exp' at column 1 (expected 1, got 0)");
   CHECK(parse_error("min(x)") ==
-        "equations[0].residual: wrong number of arguments to 'min' at column 1 (expected at least 2, got 1)");
+        "equations[0].residual: wrong number of arguments to 'min' at column 1 (expected at least "
+        "2, got 1)");
   CHECK(parse_error("if(x, 1)") ==
         "equations[0].residual: wrong number of arguments to 'if' at column 1 (expected 3, got 2)");
   CHECK(parse_error("u(x)") ==
-        "equations[0].residual: field 'u' is not a function at column 1 (write products with '*', e.g. u*(...))");
+        "equations[0].residual: field 'u' is not a function at column 1 (write products with '*', "
+        "e.g. u*(...))");
 }
 
 TEST_CASE("lexical errors name the character") {
   CHECK(parse_error("x $ y") == "equations[0].residual: unexpected character '$' at column 3");
   CHECK(parse_error("x = y") ==
         "equations[0].residual: unexpected character '=' at column 3 (did you mean '=='?)");
-  CHECK(parse_error("x ** 2") == "equations[0].residual: unexpected '**' at column 3 (use '^' for powers)");
+  CHECK(parse_error("x ** 2") ==
+        "equations[0].residual: unexpected '**' at column 3 (use '^' for powers)");
   CHECK(parse_error("1e+ x") ==
-        "equations[0].residual: malformed number '1e+' at column 1 (expected digits after the exponent, e.g. 1e-3)");
+        "equations[0].residual: malformed number '1e+' at column 1 (expected digits after the "
+        "exponent, e.g. 1e-3)");
   // columns count characters, not bytes
-  CHECK(parse_error("\xcf\x80 * x") == "equations[0].residual: unexpected character '\xcf\x80' at column 1");
-  CHECK(parse_error("x*\xcf\x80 $") == "equations[0].residual: unexpected character '\xcf\x80' at column 3");
+  CHECK(parse_error("\xcf\x80 * x") ==
+        "equations[0].residual: unexpected character '\xcf\x80' at column 1");
+  CHECK(parse_error("x*\xcf\x80 $") ==
+        "equations[0].residual: unexpected character '\xcf\x80' at column 3");
 }
 
 TEST_CASE("structural errors say what was expected") {
-  CHECK(parse_error("") == "equations[0].residual: empty expression at column 1 (expected a number, symbol or '(')");
-  CHECK(parse_error("   ") == "equations[0].residual: empty expression at column 4 (expected a number, symbol or '(')");
+  CHECK(parse_error("") ==
+        "equations[0].residual: empty expression at column 1 (expected a number, symbol or '(')");
+  CHECK(parse_error("   ") ==
+        "equations[0].residual: empty expression at column 4 (expected a number, symbol or '(')");
   CHECK(parse_error("x +") ==
-        "equations[0].residual: unexpected end of expression at column 4 (expected a number, symbol or '(')");
+        "equations[0].residual: unexpected end of expression at column 4 (expected a number, "
+        "symbol or '(')");
   CHECK(parse_error("x * / y") ==
         "equations[0].residual: unexpected '/' at column 5 (expected a number, symbol or '(')");
-  CHECK(parse_error("(x + y") ==
-        "equations[0].residual: missing ')' at column 7 (expected ')' to close the '(' at column 1)");
-  CHECK(parse_error("sin(x") ==
-        "equations[0].residual: missing ')' at column 6 (expected ')' to close the '(' at column 4)");
+  CHECK(
+      parse_error("(x + y") ==
+      "equations[0].residual: missing ')' at column 7 (expected ')' to close the '(' at column 1)");
+  CHECK(
+      parse_error("sin(x") ==
+      "equations[0].residual: missing ')' at column 6 (expected ')' to close the '(' at column 4)");
   CHECK(parse_error("(x y)") ==
-        "equations[0].residual: unexpected 'y' at column 4 (expected an operator or ')'; ')' to close the '(' at column 1)");
+        "equations[0].residual: unexpected 'y' at column 4 (expected an operator or ')'; ')' to "
+        "close the '(' at column 1)");
   CHECK(parse_error("atan2(x y)") ==
-        "equations[0].residual: unexpected 'y' at column 9 (expected ',' or ')' in the arguments of 'atan2'; ')' to close the '(' at column 6)");
+        "equations[0].residual: unexpected 'y' at column 9 (expected ',' or ')' in the arguments "
+        "of 'atan2'; ')' to close the '(' at column 6)");
   CHECK(parse_error("x y") ==
-        "equations[0].residual: unexpected 'y' at column 3 (expected an operator or the end of the expression)");
+        "equations[0].residual: unexpected 'y' at column 3 (expected an operator or the end of the "
+        "expression)");
   CHECK(parse_error("2 x") ==
-        "equations[0].residual: unexpected 'x' at column 3 (expected an operator or the end of the expression)");
+        "equations[0].residual: unexpected 'x' at column 3 (expected an operator or the end of the "
+        "expression)");
   CHECK(parse_error("x)") == "equations[0].residual: unexpected ')' at column 2 (no '(' to close)");
   CHECK(parse_error("max(x,)") ==
         "equations[0].residual: unexpected ')' at column 7 (expected a number, symbol or '(')");
-  CHECK(parse_error(std::string(300, '(') + "x" + std::string(300, ')')).find("nested too deeply") !=
-        std::string::npos);
+  CHECK(
+      parse_error(std::string(300, '(') + "x" + std::string(300, ')')).find("nested too deeply") !=
+      std::string::npos);
 }
 
 TEST_CASE("derivative errors name the coordinates and fields that exist") {
   CHECK(parse_error("u_z") ==
-        "equations[0].residual: unknown coordinate 'z' in derivative 'u_z' at column 1 (the coordinates are x, y)");
+        "equations[0].residual: unknown coordinate 'z' in derivative 'u_z' at column 1 (the "
+        "coordinates are x, y)");
   CHECK(parse_error("1 + u_xz") ==
-        "equations[0].residual: unknown coordinate 'z' in derivative 'u_xz' at column 5 (the coordinates are x, y)");
+        "equations[0].residual: unknown coordinate 'z' in derivative 'u_xz' at column 5 (the "
+        "coordinates are x, y)");
   CHECK(parse_error("u_t") ==
-        "equations[0].residual: unknown coordinate 't' in derivative 'u_t' at column 1 (the coordinates are x, y; this is not a space-time problem)");
+        "equations[0].residual: unknown coordinate 't' in derivative 'u_t' at column 1 (the "
+        "coordinates are x, y; this is not a space-time problem)");
   CHECK(parse_error("u_") ==
-        "equations[0].residual: incomplete derivative 'u_' at column 1 (name the coordinates after '_', e.g. u_x)");
+        "equations[0].residual: incomplete derivative 'u_' at column 1 (name the coordinates after "
+        "'_', e.g. u_x)");
   CHECK(parse_error("x_y") ==
-        "equations[0].residual: cannot differentiate coordinate 'x' at column 1 (only fields have derivatives; the fields are u, v)");
+        "equations[0].residual: cannot differentiate coordinate 'x' at column 1 (only fields have "
+        "derivatives; the fields are u, v)");
   CHECK(parse_error("nu_x") ==
-        "equations[0].residual: cannot differentiate parameter 'nu' at column 1 (only fields have derivatives; the fields are u, v)");
+        "equations[0].residual: cannot differentiate parameter 'nu' at column 1 (only fields have "
+        "derivatives; the fields are u, v)");
 }
 
 TEST_CASE("D() and lap() misuse is reported") {
   CHECK(parse_error("D(u)") ==
-        "equations[0].residual: D() needs a field and at least one coordinate at column 1 (e.g. D(u, x, x), got 1 argument)");
+        "equations[0].residual: D() needs a field and at least one coordinate at column 1 (e.g. "
+        "D(u, x, x), got 1 argument)");
   CHECK(parse_error("D()") ==
-        "equations[0].residual: D() needs a field and at least one coordinate at column 1 (e.g. D(u, x, x), got 0 arguments)");
+        "equations[0].residual: D() needs a field and at least one coordinate at column 1 (e.g. "
+        "D(u, x, x), got 0 arguments)");
   CHECK(parse_error("D(x, y)") ==
-        "equations[0].residual: cannot differentiate coordinate 'x' at column 3 (only fields have derivatives; the fields are u, v)");
+        "equations[0].residual: cannot differentiate coordinate 'x' at column 3 (only fields have "
+        "derivatives; the fields are u, v)");
   CHECK(parse_error("D(w, x)") ==
         "equations[0].residual: unknown field 'w' in D() at column 3 (the fields are u, v)");
   CHECK(parse_error("D(u, z)") ==
-        "equations[0].residual: unknown coordinate 'z' in D() at column 6 (the coordinates are x, y)");
+        "equations[0].residual: unknown coordinate 'z' in D() at column 6 (the coordinates are x, "
+        "y)");
   CHECK(parse_error("D(2*u, x)") ==
-        "equations[0].residual: D() expects a field, not '2' at column 3 (its arguments are names, e.g. D(u, x, x); the fields are u, v)");
+        "equations[0].residual: D() expects a field, not '2' at column 3 (its arguments are names, "
+        "e.g. D(u, x, x); the fields are u, v)");
   CHECK(parse_error("D(u, 1)") ==
-        "equations[0].residual: D() expects a coordinate, not '1' at column 6 (its arguments are names, e.g. D(u, x, x); the coordinates are x, y)");
+        "equations[0].residual: D() expects a coordinate, not '1' at column 6 (its arguments are "
+        "names, e.g. D(u, x, x); the coordinates are x, y)");
   CHECK(parse_error("D(u*2, x)") ==
-        "equations[0].residual: unexpected '*' at column 4 (the arguments of D() are names, e.g. D(u, x, x))");
-  CHECK(parse_error("D(u, x") ==
-        "equations[0].residual: missing ')' at column 7 (expected ')' to close the '(' at column 2)");
-  CHECK(parse_error("lap(u, v)") ==
-        "equations[0].residual: wrong number of arguments to 'lap' at column 1 (expected 1, got 2)");
-  CHECK(parse_error("lap()") ==
-        "equations[0].residual: wrong number of arguments to 'lap' at column 1 (expected 1, got 0)");
+        "equations[0].residual: unexpected '*' at column 4 (the arguments of D() are names, e.g. "
+        "D(u, x, x))");
+  CHECK(
+      parse_error("D(u, x") ==
+      "equations[0].residual: missing ')' at column 7 (expected ')' to close the '(' at column 2)");
+  CHECK(
+      parse_error("lap(u, v)") ==
+      "equations[0].residual: wrong number of arguments to 'lap' at column 1 (expected 1, got 2)");
+  CHECK(
+      parse_error("lap()") ==
+      "equations[0].residual: wrong number of arguments to 'lap' at column 1 (expected 1, got 0)");
   CHECK(parse_error("lap(k)") ==
-        "equations[0].residual: cannot differentiate constant 'k' at column 5 (only fields have derivatives; the fields are u, v)");
+        "equations[0].residual: cannot differentiate constant 'k' at column 5 (only fields have "
+        "derivatives; the fields are u, v)");
   CHECK(parse_error("lap(sin(u))") ==
-        "equations[0].residual: unexpected '(' at column 8 (the arguments of lap() are names, e.g. lap(u))");
+        "equations[0].residual: unexpected '(' at column 8 (the arguments of lap() are names, e.g. "
+        "lap(u))");
   CHECK(parse_error("lapp(u)") ==
         "equations[0].residual: unknown function 'lapp' at column 1 (did you mean 'lap'?)");
 }
@@ -438,20 +480,24 @@ TEST_CASE("symbol tables that would make names ambiguous are rejected") {
   SymbolTable s = plane();
   s.constants["pi"] = 3.0;
   CHECK(parse_error("x", s) ==
-        "equations[0].residual: constant 'pi' may not be named like a built-in constant (pi and e are built in)");
+        "equations[0].residual: constant 'pi' may not be named like a built-in constant (pi and e "
+        "are built in)");
   s = plane();
   s.parameters.push_back("x");
-  CHECK(parse_error("x", s) == "equations[0].residual: 'x' is both a coordinate and a parameter (names must be unique)");
+  CHECK(parse_error("x", s) ==
+        "equations[0].residual: 'x' is both a coordinate and a parameter (names must be unique)");
   s = plane();
   s.fields.push_back("u_2");
   CHECK(parse_error("x", s).find("field 'u_2' may not contain '_'") != std::string::npos);
   s = plane();
   s.constants["sin"] = 1.0;
-  CHECK(parse_error("x", s) == "equations[0].residual: constant 'sin' may not be named like a function");
+  CHECK(parse_error("x", s) ==
+        "equations[0].residual: constant 'sin' may not be named like a function");
   s = plane();
   s.extra.push_back("u_n");
   CHECK(parse_error("x", s) ==
-        "equations[0].residual: per-point value 'u_n' is spelled like a derivative of field 'u' (rename one of them)");
+        "equations[0].residual: per-point value 'u_n' is spelled like a derivative of field 'u' "
+        "(rename one of them)");
 }
 
 TEST_CASE("evaluation reports missing or misshapen inputs") {

@@ -27,9 +27,14 @@ Domain unit_square(std::map<std::string, std::string> tags = {}) {
 
 TEST_CASE("sobol unshifted points match the known sequence") {
   const auto p = sobol_points(8, 3);
-  const double expected[8][3] = {{0, 0, 0},           {0.5, 0.5, 0.5},     {0.75, 0.25, 0.25},
-                                 {0.25, 0.75, 0.75},  {0.375, 0.375, 0.625}, {0.875, 0.875, 0.125},
-                                 {0.625, 0.125, 0.875}, {0.125, 0.625, 0.375}};
+  const double expected[8][3] = {{0, 0, 0},
+                                 {0.5, 0.5, 0.5},
+                                 {0.75, 0.25, 0.25},
+                                 {0.25, 0.75, 0.75},
+                                 {0.375, 0.375, 0.625},
+                                 {0.875, 0.875, 0.125},
+                                 {0.625, 0.125, 0.875},
+                                 {0.125, 0.625, 0.375}};
   for (int i = 0; i < 8; ++i) {
     for (int d = 0; d < 3; ++d) CHECK(p[i][d].item<double>() == expected[i][d]);
   }
@@ -126,9 +131,9 @@ TEST_CASE("box shapes validate, measure and contain with the boundary inside") {
   CHECK(box.boundary_parts().size() == 6);
   CHECK(box.boundary_parts()[BoxShape::face_index(0, true)].measure == doctest::Approx(2.0));
   CHECK(box.boundary_parts()[BoxShape::face_index(2, false)].measure == doctest::Approx(4.0));
-  const auto points = torch::tensor({0.0, -1.0, 2.0, 1.0, 0.0, 2.5, 2.0, 1.0, 3.0, 2.1, 0.0, 2.5},
-                                    torch::kFloat64)
-                          .reshape({4, 3});
+  const auto points =
+      torch::tensor({0.0, -1.0, 2.0, 1.0, 0.0, 2.5, 2.0, 1.0, 3.0, 2.1, 0.0, 2.5}, torch::kFloat64)
+          .reshape({4, 3});
   const auto inside = box.contains(points);
   CHECK(inside[0].item<bool>());
   CHECK(inside[1].item<bool>());
@@ -136,7 +141,9 @@ TEST_CASE("box shapes validate, measure and contain with the boundary inside") {
   CHECK(!inside[3].item<bool>());
   CHECK_THROWS_AS(BoxShape(Box{{0, 1}, {1, 1}}), Error);
   CHECK_THROWS_AS(BoxShape(Box{{0, 0, 0, 0}, {1, 1, 1, 1}}), Error);
-  CHECK(contains_text(error_of([] { BoxShape(Box{{1}, {0}}, "geometry.interval"); }),
+  CHECK(contains_text(error_of([] {
+                        BoxShape(Box{{1}, {0}}, "geometry.interval");
+                      }),
                       "geometry.interval: dimension 0 needs lower < upper"));
 }
 
@@ -211,11 +218,13 @@ TEST_CASE("an interval's faces are its two end points") {
 }
 
 TEST_CASE("selectors: planes, tags and '|' pick the right faces") {
-  const auto domain = unit_square({{"inlet", "x=0"}, {"walls", "y=0|y=1"}, {"most", "walls|inlet"}});
+  const auto domain =
+      unit_square({{"inlet", "x=0"}, {"walls", "y=0|y=1"}, {"most", "walls|inlet"}});
   CHECK(domain.parse_selector("x=0", "on").parts == std::vector<int>{0});
   CHECK(domain.parse_selector("x = 1.0", "on").parts == std::vector<int>{1});
   CHECK(domain.parse_selector("y=1e0", "on").parts == std::vector<int>{3});
-  CHECK(domain.parse_selector("y=0.9999999", "on").parts == std::vector<int>{3});  // within tolerance
+  CHECK(domain.parse_selector("y=0.9999999", "on").parts ==
+        std::vector<int>{3});  // within tolerance
   CHECK(domain.parse_selector("inlet", "on").parts == std::vector<int>{0});
   CHECK(domain.parse_selector("walls", "on").parts == std::vector<int>{2, 3});
   CHECK(domain.parse_selector("most", "on").parts == std::vector<int>{0, 2, 3});

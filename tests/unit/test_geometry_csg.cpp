@@ -48,7 +48,11 @@ void check_shape(const Shape& shape, double exact_measure) {
     const auto inside = shape.sample_interior(2000, 1, kind, rng);
     REQUIRE(inside.size(0) == 2000);
     CHECK(shape.contains(inside.narrow(1, 0, shape.dims())).all().item<bool>());
-    CHECK(inside.select(1, shape.dims()).ge(0).logical_and(inside.select(1, shape.dims()).lt(1)).all().item<bool>());
+    CHECK(inside.select(1, shape.dims())
+              .ge(0)
+              .logical_and(inside.select(1, shape.dims()).lt(1))
+              .all()
+              .item<bool>());
   }
   const double step = 1e-6;
   for (int part = 0; part < static_cast<int>(shape.boundary_parts().size()); ++part) {
@@ -73,8 +77,8 @@ TEST_CASE("union, intersection and difference of boxes: exact areas, samples, ou
 }
 
 TEST_CASE("plate with a hole: square minus disk, the rim selected with inside(disk0)") {
-  const auto plate = csg(BooleanOp::difference,
-                         {{make_box(Box{{-1, -1}, {1, 1}}), "box0"}, {make_disk({0, 0}, 0.3, "disk"), "disk0"}});
+  const auto plate = csg(BooleanOp::difference, {{make_box(Box{{-1, -1}, {1, 1}}), "box0"},
+                                                 {make_disk({0, 0}, 0.3, "disk"), "disk0"}});
   check_shape(*plate, 4 - M_PI * 0.09);
   const Domain domain(plate, {"x", "y"}, std::nullopt, "t", {{"hole", "inside(disk0)"}});
   const auto rim = domain.parse_selector("hole", "conditions[0].on");
@@ -87,12 +91,14 @@ TEST_CASE("plate with a hole: square minus disk, the rim selected with inside(di
   const auto left = domain.parse_selector("x=-1", "on");
   const auto l = domain.sample_boundary(left, 100, SamplerKind::uniform, rng);
   CHECK((l.points.select(1, 0) + 1).abs().max().item<double>() == 0.0);
-  CHECK(error_of([&] { domain.parse_selector("inside(disk7)", "conditions[1].on"); })
-            .find("conditions[1].on: unknown boundary part 'inside(disk7)'") == 0);
+  CHECK(error_of([&] {
+          domain.parse_selector("inside(disk7)", "conditions[1].on");
+        }).find("conditions[1].on: unknown boundary part 'inside(disk7)'") == 0);
 }
 
 TEST_CASE("nested CSG: an L-shaped polygon union a disk, minus a smaller polygon") {
-  const auto lshape = make_polygon({{{0, 0}, {1, 0}, {1, 0.5}, {0.5, 0.5}, {0.5, 1}, {0, 1}}, {}}, "l");
+  const auto lshape =
+      make_polygon({{{0, 0}, {1, 0}, {1, 0.5}, {0.5, 0.5}, {0.5, 1}, {0, 1}}, {}}, "l");
   const auto disk = make_disk({1, 1}, 0.25, "d");
   const auto joined = csg(BooleanOp::union_, {{lshape, "polygon0"}, {disk, "disk0"}});
   // The disk sits in the missing corner's far end: the union has two disjoint pieces.
@@ -104,28 +110,37 @@ TEST_CASE("nested CSG: an L-shaped polygon union a disk, minus a smaller polygon
   const auto selected = cut->select_parts("inside(disk0)");
   REQUIRE(selected);
   REQUIRE(selected->size() == 1);
-  CHECK(cut->boundary_parts()[selected->front()].measure == doctest::Approx(2 * M_PI * 0.25).epsilon(0.01));
+  CHECK(cut->boundary_parts()[selected->front()].measure ==
+        doctest::Approx(2 * M_PI * 0.25).epsilon(0.01));
 }
 
 TEST_CASE("3-D: box minus ball, ball intersect box, surface union box") {
   const auto cube = make_box(Box{{0, 0, 0}, {1, 1, 1}});
   const auto ball = make_ball({0.5, 0.5, 0.5}, 0.3, "b");
-  check_shape(*csg(BooleanOp::difference, {{cube, "box0"}, {ball, "ball0"}}), 1 - 4.0 / 3 * M_PI * 0.027);
+  check_shape(*csg(BooleanOp::difference, {{cube, "box0"}, {ball, "ball0"}}),
+              1 - 4.0 / 3 * M_PI * 0.027);
   const auto corner = make_ball({1, 1, 1}, 0.5, "c");
-  check_shape(*csg(BooleanOp::intersection, {{corner, "ball0"}, {cube, "box0"}}), 4.0 / 3 * M_PI * 0.125 / 8);
-  TriangleSurface tetra{{{2, 0, 0}, {3, 0, 0}, {2, 1, 0}, {2, 0, 1}}, {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}}};
-  check_shape(*csg(BooleanOp::union_, {{cube, "box0"}, {make_surface(tetra, "t"), "mesh0"}}), 1 + 1.0 / 6);
+  check_shape(*csg(BooleanOp::intersection, {{corner, "ball0"}, {cube, "box0"}}),
+              4.0 / 3 * M_PI * 0.125 / 8);
+  TriangleSurface tetra{{{2, 0, 0}, {3, 0, 0}, {2, 1, 0}, {2, 0, 1}},
+                        {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}}};
+  check_shape(*csg(BooleanOp::union_, {{cube, "box0"}, {make_surface(tetra, "t"), "mesh0"}}),
+              1 + 1.0 / 6);
 }
 
 TEST_CASE("bad CSG: empty results and mixed dimensions are errors that name the key") {
   const auto a = make_box(Box{{0, 0}, {1, 1}});
   const auto far = make_box(Box{{2, 2}, {3, 3}});
-  CHECK(error_of([&] { csg(BooleanOp::intersection, {{a, ""}, {far, ""}}); }) ==
-        "geometry: the intersection is empty (the shapes' bounding boxes do not overlap); check the "
-        "shapes' positions");
+  CHECK(
+      error_of([&] {
+        csg(BooleanOp::intersection, {{a, ""}, {far, ""}});
+      }) ==
+      "geometry: the intersection is empty (the shapes' bounding boxes do not overlap); check the "
+      "shapes' positions");
   const auto inner = make_box(Box{{0.2, 0.2}, {0.4, 0.4}});
-  CHECK(error_of([&] { csg(BooleanOp::difference, {{inner, ""}, {a, ""}}); })
-            .find("geometry: the difference is empty") == 0);
+  CHECK(error_of([&] {
+          csg(BooleanOp::difference, {{inner, ""}, {a, ""}});
+        }).find("geometry: the difference is empty") == 0);
   CHECK(error_of([&] {
           csg(BooleanOp::union_, {{a, ""}, {make_box(Box{{0, 0, 0}, {1, 1, 1}}), ""}});
         }).find("geometry[1]: is 3-D but the first shape is 2-D") == 0);

@@ -26,7 +26,8 @@ PolygonWithHoles l_shape() { return {{{0, 0}, {2, 0}, {2, 1}, {1, 1}, {1, 2}, {0
 
 // Unit square with a square hole, the hole given counterclockwise (checked_polygon flips it).
 PolygonWithHoles square_with_hole() {
-  return {{{0, 0}, {1, 0}, {1, 1}, {0, 1}}, {{{0.25, 0.25}, {0.75, 0.25}, {0.75, 0.75}, {0.25, 0.75}}}};
+  return {{{0, 0}, {1, 0}, {1, 1}, {0, 1}},
+          {{{0.25, 0.25}, {0.75, 0.25}, {0.75, 0.75}, {0.25, 0.75}}}};
 }
 
 const double star_outer = 1.0, star_inner = 0.4;
@@ -84,11 +85,13 @@ double mesh_area(const SimplexMesh& mesh, double* min_area = nullptr, double* ma
   for (std::int64_t c = 0; c < mesh.cell_count(); ++c) {
     const double* p[3];
     for (int k = 0; k < 3; ++k) p[k] = &mesh.points[2 * mesh.cells[3 * c + k]];
-    const double a = 0.5 * ((p[1][0] - p[0][0]) * (p[2][1] - p[0][1]) - (p[1][1] - p[0][1]) * (p[2][0] - p[0][0]));
+    const double a = 0.5 * ((p[1][0] - p[0][0]) * (p[2][1] - p[0][1]) -
+                            (p[1][1] - p[0][1]) * (p[2][0] - p[0][0]));
     total += a;
     smallest = std::min(smallest, a);
     for (int k = 0; k < 3; ++k) {
-      longest = std::max(longest, std::hypot(p[(k + 1) % 3][0] - p[k][0], p[(k + 1) % 3][1] - p[k][1]));
+      longest =
+          std::max(longest, std::hypot(p[(k + 1) % 3][0] - p[k][0], p[(k + 1) % 3][1] - p[k][1]));
     }
   }
   if (min_area) *min_area = smallest;
@@ -141,11 +144,12 @@ TEST_CASE("Monte-Carlo area of polygon and disk shapes agrees with measure() wit
     const Box box = s.shape->bounding_box();
     auto points = unit_samples(SamplerKind::uniform, n, 2, rng);
     for (int d = 0; d < 2; ++d) points.select(1, d).mul_(box.extent(d)).add_(box.lo[d]);
-    const double fraction = (s.shape->classify(points) >= 0).to(torch::kFloat64).mean().item<double>();
+    const double fraction =
+        (s.shape->classify(points) >= 0).to(torch::kFloat64).mean().item<double>();
     const double estimate = fraction * box.measure();
     const double relative = std::abs(estimate - s.shape->measure()) / s.shape->measure();
     INFO(s.name << ": Monte-Carlo area " << estimate << ", exact " << s.shape->measure()
-                   << ", relative difference " << relative);
+                << ", relative difference " << relative);
     CHECK(relative < 0.01);
   }
 }
@@ -191,7 +195,8 @@ TEST_CASE("boundary samples classify as boundary with outward unit normals") {
         for (const auto& poly : corners) {
           auto drop_near = [&](const Ring& ring) {
             for (const auto& v : ring) {
-              const auto d = torch::hypot(sample.points.select(1, 0) - v[0], sample.points.select(1, 1) - v[1]);
+              const auto d = torch::hypot(sample.points.select(1, 0) - v[0],
+                                          sample.points.select(1, 1) - v[1]);
               keep = keep.logical_and(d > 1e-3);
             }
           };
@@ -259,15 +264,16 @@ TEST_CASE("polygon edges are boundary parts; axis-aligned edges carry their plan
   const auto s = make_polygon(star(), "star");
   for (const auto& part : s->boundary_parts()) CHECK_FALSE(part.plane.has_value());
 
-  const auto two = PolygonShape(boolean({square(0, 0, 1, 1)}, {square(2, 0, 3, 1)}, BooleanOp::union_), "two");
+  const auto two =
+      PolygonShape(boolean({square(0, 0, 1, 1)}, {square(2, 0, 3, 1)}, BooleanOp::union_), "two");
   REQUIRE(two.boundary_parts().size() == 8);
   CHECK(contains_text(two.boundary_parts()[4].label, "polygon 1 edge 0"));
 }
 
 TEST_CASE("classify keeps the device and accepts float32") {
   const auto shape = make_polygon(l_shape(), "l");
-  const auto points = torch::tensor({{0.5, 0.5}, {1.5, 1.5}, {0.0, 1.0}, {2.0, 0.5}, {-1.0, 0.0}},
-                                    torch::kFloat32);
+  const auto points =
+      torch::tensor({{0.5, 0.5}, {1.5, 1.5}, {0.0, 1.0}, {2.0, 0.5}, {-1.0, 0.0}}, torch::kFloat32);
   const auto c = shape->classify(points);
   CHECK(c.dtype() == torch::kInt8);
   CHECK(c.device() == points.device());
@@ -287,18 +293,22 @@ TEST_CASE("checked_polygon orients rings and names what is wrong") {
   CHECK(signed_area(p.holes[0]) < 0);
   CHECK(area({p}) == 0.75);
 
-  const auto bow_tie = error_of([] { checked_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon"); });
+  const auto bow_tie = error_of([] {
+    checked_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon");
+  });
   CHECK(contains_text(bow_tie, "geometry.polygon.vertices: edges 0 and 2"));
   CHECK(contains_text(bow_tie, "cross at (0.5, 0.5)"));
 
   auto outside = square_with_hole();
   outside.holes[0] = {{2, 2}, {3, 2}, {3, 3}};
   const auto hole_outside = error_of([&] { checked_polygon(outside, "geometry.polygon"); });
-  CHECK(contains_text(hole_outside, "geometry.polygon.holes[0]: the hole is not inside the polygon"));
+  CHECK(
+      contains_text(hole_outside, "geometry.polygon.holes[0]: the hole is not inside the polygon"));
 
   auto crossing = square_with_hole();
   crossing.holes[0] = {{0.5, 0.5}, {1.5, 0.5}, {1.5, 0.7}};
-  CHECK(contains_text(error_of([&] { checked_polygon(crossing, "k"); }), "k.holes[0]: the hole crosses the outer ring"));
+  CHECK(contains_text(error_of([&] { checked_polygon(crossing, "k"); }),
+                      "k.holes[0]: the hole crosses the outer ring"));
 
   auto overlapping = square_with_hole();
   overlapping.holes.push_back({{0.5, 0.5}, {0.9, 0.5}, {0.9, 0.9}, {0.5, 0.9}});
@@ -308,25 +318,43 @@ TEST_CASE("checked_polygon orients rings and names what is wrong") {
 
   auto nested = square_with_hole();
   nested.holes.push_back({{0.4, 0.4}, {0.6, 0.4}, {0.6, 0.6}});
-  CHECK(contains_text(error_of([&] { checked_polygon(nested, "k"); }), "k.holes[1]: the hole lies inside k.holes[0]"));
+  CHECK(contains_text(error_of([&] { checked_polygon(nested, "k"); }),
+                      "k.holes[1]: the hole lies inside k.holes[0]"));
 
   const auto two = error_of([] { checked_polygon({{{0, 0}, {1, 0}}, {}}, "geometry.polygon"); });
-  CHECK(contains_text(two, "geometry.polygon.vertices: a polygon needs at least 3 vertices, got 2"));
+  CHECK(
+      contains_text(two, "geometry.polygon.vertices: a polygon needs at least 3 vertices, got 2"));
 
-  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {1, 0}, {0, 1}}, {}}, "k"); }),
-            "k.vertices: vertices 1 and 2 are the same point"));
-  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {0, 1}, {0, 0}}, {}}, "k"); }),
-            "the last vertex repeats the first"));
-  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {2, 0}}, {}}, "k"); }), "k.vertices"));
-  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {2, 0}, {1, 0}, {1, 1}}, {}}, "k"); }), "overlap"));
-  CHECK(contains_text(error_of([] { checked_polygon({{{0, 0}, {1, 0}, {NAN, 1}}, {}}, "k"); }), "not finite"));
-  CHECK(contains_text(error_of([] { make_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon"); }),
-            "geometry.polygon.vertices: edges 0 and 2"));
+  CHECK(contains_text(error_of([] {
+                        checked_polygon({{{0, 0}, {1, 0}, {1, 0}, {0, 1}}, {}}, "k");
+                      }),
+                      "k.vertices: vertices 1 and 2 are the same point"));
+  CHECK(contains_text(error_of([] {
+                        checked_polygon({{{0, 0}, {1, 0}, {0, 1}, {0, 0}}, {}}, "k");
+                      }),
+                      "the last vertex repeats the first"));
+  CHECK(contains_text(error_of([] {
+                        checked_polygon({{{0, 0}, {1, 0}, {2, 0}}, {}}, "k");
+                      }),
+                      "k.vertices"));
+  CHECK(contains_text(error_of([] {
+                        checked_polygon({{{0, 0}, {2, 0}, {1, 0}, {1, 1}}, {}}, "k");
+                      }),
+                      "overlap"));
+  CHECK(contains_text(error_of([] {
+                        checked_polygon({{{0, 0}, {1, 0}, {NAN, 1}}, {}}, "k");
+                      }),
+                      "not finite"));
+  CHECK(contains_text(error_of([] {
+                        make_polygon({{{0, 0}, {1, 1}, {1, 0}, {0, 1}}, {}}, "geometry.polygon");
+                      }),
+                      "geometry.polygon.vertices: edges 0 and 2"));
 }
 
 TEST_CASE("read_polygon_file merges faces into polygons with holes") {
   SUBCASE("two triangles forming a square") {
-    const auto path = write_file("square.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n3 0 1 2\n3 0 2 3\n");
+    const auto path =
+        write_file("square.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n3 0 1 2\n3 0 2 3\n");
     const auto region = read_polygon_file(path);
     REQUIRE(region.size() == 1);
     CHECK(region[0].outer.size() == 4);
@@ -360,9 +388,11 @@ TEST_CASE("read_polygon_file merges faces into polygons with holes") {
   }
   SUBCASE("errors name the file") {
     const auto missing = (temp_dir() / "missing.off").string();
-    CHECK(contains_text(error_of([&] { read_polygon_file(missing); }), missing + ": file not found"));
+    CHECK(
+        contains_text(error_of([&] { read_polygon_file(missing); }), missing + ": file not found"));
     const auto malformed = write_file("bad.off", "OFF\n3 1 0\n0 0 0\n1 zero 0\n0 1 0\n3 0 1 2\n");
-    CHECK(contains_text(error_of([&] { read_polygon_file(malformed); }), malformed + ": cannot read the file"));
+    CHECK(contains_text(error_of([&] { read_polygon_file(malformed); }),
+                        malformed + ": cannot read the file"));
     const auto lifted = write_file("lifted.off", "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0.5\n3 0 1 2\n");
     const auto z = error_of([&] { read_polygon_file(lifted); });
     CHECK(contains_text(z, lifted + ": vertex 2 has z = 0.5"));
@@ -370,8 +400,10 @@ TEST_CASE("read_polygon_file merges faces into polygons with holes") {
     const auto text = write_file("square.txt", "hello\n");
     CHECK(contains_text(error_of([&] { read_polygon_file(text); }), "unknown extension '.txt'"));
     const auto overlapping = write_file(
-        "overlap.off", "OFF\n6 2 0\n0 0 0\n1 0 0\n0 1 0\n0.2 0.2 0\n1.2 0.2 0\n0.2 1.2 0\n3 0 1 2\n3 3 4 5\n");
-    CHECK(contains_text(error_of([&] { read_polygon_file(overlapping); }), overlapping + ": faces overlap near"));
+        "overlap.off",
+        "OFF\n6 2 0\n0 0 0\n1 0 0\n0 1 0\n0.2 0.2 0\n1.2 0.2 0\n0.2 1.2 0\n3 0 1 2\n3 3 4 5\n");
+    CHECK(contains_text(error_of([&] { read_polygon_file(overlapping); }),
+                        overlapping + ": faces overlap near"));
     const auto empty = write_file("empty.off", "OFF\n0 0 0\n");
     CHECK(contains_text(error_of([&] { read_polygon_file(empty); }), empty + ":"));
   }
@@ -390,7 +422,8 @@ TEST_CASE("boolean operations are exact up to the final rounding") {
     CHECK(shape.measure() == area(result));
   }
   SUBCASE("union of two overlapping squares") {
-    const auto result = boolean({square(0, 0, 1, 1)}, {square(0.5, 0.5, 1.5, 1.5)}, BooleanOp::union_);
+    const auto result =
+        boolean({square(0, 0, 1, 1)}, {square(0.5, 0.5, 1.5, 1.5)}, BooleanOp::union_);
     REQUIRE(result.size() == 1);
     CHECK(result[0].outer.size() == 8);
     CHECK(result[0].holes.empty());
@@ -404,7 +437,8 @@ TEST_CASE("boolean operations are exact up to the final rounding") {
     CHECK(area(result) == 2.0);
   }
   SUBCASE("intersection") {
-    CHECK(area(boolean({square(0, 0, 1, 1)}, {square(0.5, 0.5, 1.5, 1.5)}, BooleanOp::intersection)) == 0.25);
+    CHECK(area(boolean({square(0, 0, 1, 1)}, {square(0.5, 0.5, 1.5, 1.5)},
+                       BooleanOp::intersection)) == 0.25);
     CHECK(boolean({square(0, 0, 1, 1)}, {square(2, 2, 3, 3)}, BooleanOp::intersection).empty());
   }
   SUBCASE("a frame: square minus a smaller square gives a hole, clockwise") {
@@ -417,10 +451,11 @@ TEST_CASE("boolean operations are exact up to the final rounding") {
 }
 
 TEST_CASE("triangulate covers the region exactly with its own vertices") {
-  const PolygonSet regions[] = {{checked_polygon(l_shape(), "l")},
-                                {checked_polygon(square_with_hole(), "s")},
-                                {checked_polygon(star(), "star")},
-                                boolean({square(0, 0, 1, 1)}, {square(2, 0, 3, 1)}, BooleanOp::union_)};
+  const PolygonSet regions[] = {
+      {checked_polygon(l_shape(), "l")},
+      {checked_polygon(square_with_hole(), "s")},
+      {checked_polygon(star(), "star")},
+      boolean({square(0, 0, 1, 1)}, {square(2, 0, 3, 1)}, BooleanOp::union_)};
   for (const auto& region : regions) {
     const auto mesh = triangulate(region);
     CHECK(mesh.dims == 2);
@@ -462,9 +497,14 @@ TEST_CASE("mesh_region gives positive triangles covering the region, edges withi
 }
 
 TEST_CASE("disk: validation, boundary part, inscribed polygons") {
-  CHECK(contains_text(error_of([] { DiskShape({0, 0}, -1, "geometry.disk"); }),
-            "geometry.disk.radius: expected a positive number, got -1"));
-  CHECK(contains_text(error_of([] { make_disk({0, NAN}, 1, "geometry.disk"); }), "geometry.disk.center"));
+  CHECK(contains_text(error_of([] {
+                        DiskShape({0, 0}, -1, "geometry.disk");
+                      }),
+                      "geometry.disk.radius: expected a positive number, got -1"));
+  CHECK(contains_text(error_of([] {
+                        make_disk({0, NAN}, 1, "geometry.disk");
+                      }),
+                      "geometry.disk.center"));
   const DiskShape disk({1, 2}, 0.5);
   REQUIRE(disk.boundary_parts().size() == 1);
   CHECK(disk.boundary_parts()[0].label == "circle");

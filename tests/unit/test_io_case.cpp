@@ -206,19 +206,22 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
 
   doc = minimal();
   doc["network"] = {{"zzzzzz", 1}};
-  CHECK(error_of(doc) == "cases/p.json: network.zzzzzz: unknown key; valid keys here: 'hidden', "
-                         "'activation', 'adaptive_activation', 'fourier_features', 'init'");
+  CHECK(error_of(doc) ==
+        "cases/p.json: network.zzzzzz: unknown key; valid keys here: 'hidden', "
+        "'activation', 'adaptive_activation', 'fourier_features', 'init'");
 
   doc = minimal();
   doc["training"]["stages"][0]["history"] = 5;
-  CHECK(error_of(doc) == "cases/p.json: training.stages[0].history: not a key of an adam stage "
-                         "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
-                         "'decay', 'clip', 'points'");
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.stages[0].history: not a key of an adam stage "
+        "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
+        "'decay', 'clip', 'points'");
 
   doc = minimal();
   doc["conditions"][0]["axis"] = "x";
-  CHECK(error_of(doc) == "cases/p.json: conditions[0].axis: not a key of a dirichlet condition; "
-                         "it takes 'on', 'field', 'value' (and 'name', 'points', 'weight')");
+  CHECK(error_of(doc) ==
+        "cases/p.json: conditions[0].axis: not a key of a dirichlet condition; "
+        "it takes 'on', 'field', 'value' (and 'name', 'points', 'weight')");
 }
 
 TEST_CASE("a value of the wrong type or range names the key and what it expects") {
@@ -249,15 +252,18 @@ TEST_CASE("a value of the wrong type or range names the key and what it expects"
 TEST_CASE("an unknown enum value lists the valid ones") {
   json doc = minimal();
   doc["network"] = {{"activation", "relu"}};
-  CHECK(error_of(doc) == "cases/p.json: network.activation: expected one of \"tanh\", \"sin\", "
-                         "\"gelu\", \"silu\", got \"relu\" (did you mean 'gelu'?)");
+  CHECK(error_of(doc) ==
+        "cases/p.json: network.activation: expected one of \"tanh\", \"sin\", "
+        "\"gelu\", \"silu\", got \"relu\" (did you mean 'gelu'?)");
   doc["network"]["activation"] = "tahn";
-  CHECK(error_of(doc) == "cases/p.json: network.activation: expected one of \"tanh\", \"sin\", "
-                         "\"gelu\", \"silu\", got \"tahn\" (did you mean 'tanh'?)");
+  CHECK(error_of(doc) ==
+        "cases/p.json: network.activation: expected one of \"tanh\", \"sin\", "
+        "\"gelu\", \"silu\", got \"tahn\" (did you mean 'tanh'?)");
   doc = minimal();
   doc["training"]["stages"][1]["optimizer"] = "sgd";
-  CHECK(error_of(doc) == "cases/p.json: training.stages[1].optimizer: expected one of \"adam\", "
-                         "\"lbfgs\", got \"sgd\"");
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.stages[1].optimizer: expected one of \"adam\", "
+        "\"lbfgs\", got \"sgd\"");
 }
 
 TEST_CASE("a missing required key says what to add") {
@@ -267,8 +273,9 @@ TEST_CASE("a missing required key says what to add") {
         "cases/p.json: fields: missing required key; add \"fields\": [\"u\"] (the unknowns)");
   doc = minimal();
   doc["training"].erase("stages");
-  CHECK(error_of(doc) == "cases/p.json: training.stages: missing required key; add \"stages\": "
-                         "[{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.stages: missing required key; add \"stages\": "
+        "[{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");
   doc = minimal();
   doc["conditions"][0].erase("value");
   CHECK(error_of(doc) ==
@@ -278,18 +285,21 @@ TEST_CASE("a missing required key says what to add") {
 TEST_CASE("geometry dimensions must match the coordinates") {
   json doc = minimal();
   doc["geometry"] = {{"box", {{0, 1}}}};
-  CHECK(error_of(doc) == "cases/p.json: geometry.box: expected one [lo, hi] pair per coordinate "
-                         "('x', 'y'), got 1 pair");
+  CHECK(error_of(doc) ==
+        "cases/p.json: geometry.box: expected one [lo, hi] pair per coordinate "
+        "('x', 'y'), got 1 pair");
   doc["geometry"] = {{"interval", {0, 1}}};
-  CHECK(error_of(doc) == "cases/p.json: geometry.interval: 'interval' is 1-D but the case has 2 "
-                         "coordinates; use \"box\": [[lo, hi], ...] with one pair per coordinate");
+  CHECK(error_of(doc) ==
+        "cases/p.json: geometry.interval: 'interval' is 1-D but the case has 2 "
+        "coordinates; use \"box\": [[lo, hi], ...] with one pair per coordinate");
   doc["geometry"] = json::parse(R"({"box": [[0, 1], [2, 1]]})");
   CHECK(error_of(doc) == "cases/p.json: geometry.box[1]: expected lo < hi, got [2,1]");
   doc["geometry"] = json::parse(R"({"box": [[0, 1], [0, 1]], "disk": {}})");
   CHECK(error_of(doc).find("cases/p.json: geometry: a shape has exactly one of") == 0);
   doc["geometry"] = json::parse(R"({"ball": {"center": [0, 0, 0], "radius": 1}})");
-  CHECK(error_of(doc) == "cases/p.json: geometry.ball: 'ball' is 3-D but the case has 2 "
-                         "coordinates ('x', 'y')");
+  CHECK(error_of(doc) ==
+        "cases/p.json: geometry.ball: 'ball' is 3-D but the case has 2 "
+        "coordinates ('x', 'y')");
   doc["geometry"] = json::parse(
       R"J({"difference": [{"box": [[0, 1], [0, 1]]}, {"disk": {"center": [0.5, 0.5], "radius": 0.1}}],
           "tags": {"hole": "inside(disk0)"}})J");
@@ -322,49 +332,58 @@ TEST_CASE("geometry: polygons inline or from a file, radii, nested tags, mesh ou
   doc["geometry"] = json::parse(R"({"disk": {"center": [0, 0], "radius": -1}})");
   CHECK(error_of(doc).find("cases/p.json: geometry.disk.radius: ") == 0);
   doc["geometry"] = json::parse(R"({"disk": {"center": [0, 0, 0], "radius": 1}})");
-  CHECK(error_of(doc) == "cases/p.json: geometry.disk.center: expected 2 coordinates for a disk, got [0,0,0]");
+  CHECK(error_of(doc) ==
+        "cases/p.json: geometry.disk.center: expected 2 coordinates for a disk, got [0,0,0]");
   doc["geometry"] = json::parse(
       R"({"union": [{"box": [[0, 1], [0, 1]]}, {"disk": {"center": [0, 0], "radius": 1}, "tags": {"a": "x=0"}}]})");
-  CHECK(error_of(doc) == "cases/p.json: geometry.union[1].tags: tags belong on the top-level geometry; "
-                         "select the parts of a nested shape there with \"inside(disk0)\"");
+  CHECK(error_of(doc) ==
+        "cases/p.json: geometry.union[1].tags: tags belong on the top-level geometry; "
+        "select the parts of a nested shape there with \"inside(disk0)\"");
   doc = minimal();
   doc["output"] = json::parse(R"({"mesh": {"max_cell_size": 0.1, "times": 5}})");
-  CHECK(error_of(doc) == "cases/p.json: output.mesh.times: \"times\" is for space-time problems; this "
-                         "case has no \"time\"");
+  CHECK(error_of(doc) ==
+        "cases/p.json: output.mesh.times: \"times\" is for space-time problems; this "
+        "case has no \"time\"");
 }
 
 TEST_CASE("names used in conditions and weights must be declared") {
   json doc = minimal();
   doc["conditions"][0]["field"] = "v";
-  CHECK(error_of(doc) == "cases/p.json: conditions[0].field: 'v' is not a field; declared fields: 'u'");
+  CHECK(error_of(doc) ==
+        "cases/p.json: conditions[0].field: 'v' is not a field; declared fields: 'u'");
   doc["conditions"][0]["field"] = "uu";
-  CHECK(error_of(doc) == "cases/p.json: conditions[0].field: 'uu' is not a field; declared "
-                         "fields: 'u' (did you mean 'u'?)");
+  CHECK(error_of(doc) ==
+        "cases/p.json: conditions[0].field: 'uu' is not a field; declared "
+        "fields: 'u' (did you mean 'u'?)");
 
   doc = minimal();
   doc["conditions"].push_back(json::parse(R"({"type": "periodic", "axis": "t"})"));
-  CHECK(error_of(doc) == "cases/p.json: conditions[1].axis: 't' is not a spatial coordinate; "
-                         "expected one of 'x', 'y'");
+  CHECK(error_of(doc) ==
+        "cases/p.json: conditions[1].axis: 't' is not a spatial coordinate; "
+        "expected one of 'x', 'y'");
 
   doc = minimal();
   doc["training"]["weights"] = {{"dirichlet0", 100}, {"eq1", 2}};
-  CHECK(error_of(doc) == "cases/p.json: training.weights.eq1: not a loss term; the terms are "
-                         "'eq0', 'dirichlet0', or use \"adaptive\": \"grad_norm\" (did you mean "
-                         "'eq0'?)");
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.weights.eq1: not a loss term; the terms are "
+        "'eq0', 'dirichlet0', or use \"adaptive\": \"grad_norm\" (did you mean "
+        "'eq0'?)");
   doc["training"]["weights"] = {{"continuity", 10}};
   CHECK(error_of(doc).find("cases/p.json: training.weights.continuity: interface loss terms exist "
                            "only with a decomposition") == 0);
 
   doc = minimal();
   doc["fields"] = {"u", "x"};
-  CHECK(error_of(doc) == "cases/p.json: fields[1]: 'x' is already declared at coordinates[0]; "
-                         "every coordinate, field, constant and parameter needs its own name");
+  CHECK(error_of(doc) ==
+        "cases/p.json: fields[1]: 'x' is already declared at coordinates[0]; "
+        "every coordinate, field, constant and parameter needs its own name");
   doc["fields"] = {"u_1"};
   CHECK(error_of(doc).find("cases/p.json: fields[0]: 'u_1' is not a valid field name") == 0);
   doc = minimal();
   doc["constants"] = {{"pi", 3}};
-  CHECK(error_of(doc) == "cases/p.json: constants.pi: 'pi' is built into expressions (the "
-                         "constant pi); choose another name for this constant");
+  CHECK(error_of(doc) ==
+        "cases/p.json: constants.pi: 'pi' is built into expressions (the "
+        "constant pi); choose another name for this constant");
 
   doc = minimal();
   doc["conditions"].push_back(json::parse(R"({"type": "initial", "field": "u", "value": "0"})"));
@@ -378,29 +397,34 @@ TEST_CASE("names used in conditions and weights must be declared") {
 
   doc = minimal();
   doc["equations"][0]["name"] = "dirichlet0";
-  CHECK(error_of(doc) == "cases/p.json: conditions[0]: the name 'dirichlet0' is already used by "
-                         "equations[0]; give each equation and condition its own \"name\"");
+  CHECK(error_of(doc) ==
+        "cases/p.json: conditions[0]: the name 'dirichlet0' is already used by "
+        "equations[0]; give each equation and condition its own \"name\"");
 }
 
 TEST_CASE("decomposition keys are checked against the coordinates and the domain") {
   json doc = minimal();
   doc["decomposition"] = json::parse(R"({"method": "xpinn", "cuts": {"y": [0.5, 2.5]}})");
-  CHECK(error_of(doc) == "cases/p.json: decomposition.cuts.y[1]: cut 2.5 is outside the range of "
-                         "'y' (0, 2); cuts must lie strictly inside it");
+  CHECK(error_of(doc) ==
+        "cases/p.json: decomposition.cuts.y[1]: cut 2.5 is outside the range of "
+        "'y' (0, 2); cuts must lie strictly inside it");
   doc["decomposition"] = json::parse(R"({"method": "xpinn", "cuts": {"y": [1.5, 0.5]}})");
-  CHECK(error_of(doc) == "cases/p.json: decomposition.cuts.y: cut positions must be strictly "
-                         "increasing, got [1.5,0.5]");
+  CHECK(error_of(doc) ==
+        "cases/p.json: decomposition.cuts.y: cut positions must be strictly "
+        "increasing, got [1.5,0.5]");
   doc["decomposition"] = json::parse(R"({"method": "xpinn", "split": {"z": 2}})");
-  CHECK(error_of(doc) == "cases/p.json: decomposition.split.z: 'z' is not a coordinate; expected "
-                         "one of 'x', 'y'");
+  CHECK(error_of(doc) ==
+        "cases/p.json: decomposition.split.z: 'z' is not a coordinate; expected "
+        "one of 'x', 'y'");
   doc["decomposition"] = json::parse(R"({"split": {"x": 2}})");
   CHECK(error_of(doc).find("cases/p.json: decomposition.split: needs a decomposition") == 0);
   doc["decomposition"] = json::parse(R"({"method": "cpinn", "split": {"x": 2}})");
   CHECK(error_of(doc).find("cases/p.json: equations[0]: missing \"flux\"") == 0);
   doc["decomposition"] = json::parse(R"({"method": "xpinn", "split": {"x": 2, "y": 2}})");
   doc["subdomains"] = json::parse(R"({"3": {"network": {"hidden": [80, 80]}}, "4": {}})");
-  CHECK(error_of(doc) == "cases/p.json: subdomains.4: subdomain 4 does not exist: the "
-                         "decomposition has 4 subdomains (ids 0 to 3)");
+  CHECK(error_of(doc) ==
+        "cases/p.json: subdomains.4: subdomain 4 does not exist: the "
+        "decomposition has 4 subdomains (ids 0 to 3)");
   doc["subdomains"].erase("4");
   doc["network"] = {{"activation", "sin"}};
   const io::Case c = io::case_from_json(doc, "p.json");
@@ -412,9 +436,10 @@ TEST_CASE("decomposition keys are checked against the coordinates and the domain
 TEST_CASE("file errors: syntax error with line and column, missing file, relative paths") {
   TempDir dir;
   const std::string bad = dir.write("p.json", "{\n  \"name\": \"p\",\n}\n");
-  CHECK(load_error(bad) == bad + ":3:1: JSON syntax error: unexpected '}'; expected string "
-                                 "literal (while parsing object key; remove the trailing comma "
-                                 "before it)");
+  CHECK(load_error(bad) == bad +
+                               ":3:1: JSON syntax error: unexpected '}'; expected string "
+                               "literal (while parsing object key; remove the trailing comma "
+                               "before it)");
   CHECK(load_error("no/such.json") ==
         "cannot open case file 'no/such.json': No such file or directory");
 

@@ -6,7 +6,8 @@
 
 #if __has_include(<hdf5.h>)
 #include <hdf5.h>
-#elif __has_include(<hdf5/mpich/hdf5.h>)  // Debian's libhdf5-mpich-dev (tessera_io keeps its HDF5 include dir private)
+#elif __has_include( \
+    <hdf5/mpich/hdf5.h>)  // Debian's libhdf5-mpich-dev (tessera_io keeps its HDF5 include dir private)
 #include <hdf5/mpich/hdf5.h>
 #else
 #error "hdf5.h not found"
@@ -136,7 +137,8 @@ bool well_formed_xml(const std::string& text, std::string& why) {
     pos = end + 1;
     if (tag.empty()) return why = "empty tag", false;
     if (tag[0] == '?' || tag[0] == '!') continue;
-    if (std::count(tag.begin(), tag.end(), '"') % 2 != 0) return why = "unbalanced quotes in <" + tag + ">", false;
+    if (std::count(tag.begin(), tag.end(), '"') % 2 != 0)
+      return why = "unbalanced quotes in <" + tag + ">", false;
     if (tag[0] == '/') {
       const std::string name = tag.substr(1);
       if (stack.empty() || stack.back() != name) return why = "unexpected </" + name + ">", false;
@@ -153,7 +155,8 @@ bool well_formed_xml(const std::string& text, std::string& why) {
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
-  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  for (std::size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1))
+    ++n;
   return n;
 }
 
@@ -207,7 +210,8 @@ io::GridLayout layout_tetrahedra_time() {
 
 /// Fills every point except `skip`, in reverse order (the writer must not rely on order);
 /// with several ranks, rank r takes the points i with i % size == r.
-io::GridContribution contribution_for(const io::GridLayout& layout, const std::vector<int64_t>& skip) {
+io::GridContribution contribution_for(const io::GridLayout& layout,
+                                      const std::vector<int64_t>& skip) {
   const auto comm = parallel::Communicator::world();
   io::GridContribution c;
   c.fields["u"];
@@ -239,7 +243,9 @@ TEST_CASE("grid layout: size, C-order shape, flat index with the first coordinat
   CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("axis 't' has no points"), Error);
 }
 
-TEST_CASE("2-D grid output: datasets, dtypes, C-order values, NaN and -1 where no rank wrote, attributes") {
+TEST_CASE(
+    "2-D grid output: datasets, dtypes, C-order values, NaN and -1 where no rank wrote, "
+    "attributes") {
   TempDir tmp;
   const auto layout = layout_2d();
   const std::vector<int64_t> skip = {5, 7};
@@ -306,13 +312,20 @@ TEST_CASE("2-D grid output: datasets, dtypes, C-order values, NaN and -1 where n
   CHECK(count(xmf, "GeometryType=\"VXVY\"") == 1);
   // VXVY lists x then y.
   CHECK(xmf.find("poisson2d.h5:/grid/x") < xmf.find("poisson2d.h5:/grid/y"));
-  CHECK(count(xmf, "<DataItem Dimensions=\"3 4\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">poisson2d.h5:/fields/u<") == 1);
-  CHECK(count(xmf, "NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">poisson2d.h5:/fields/subdomain<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"3 4\" NumberType=\"Float\" Precision=\"8\" "
+              "Format=\"HDF\">poisson2d.h5:/fields/u<") == 1);
+  CHECK(
+      count(xmf,
+            "NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">poisson2d.h5:/fields/subdomain<") ==
+      1);
   CHECK(count(xmf, "<Attribute ") == 3);
   CHECK(count(xmf, "Temporal") == 0);
 }
 
-TEST_CASE("space-time grid output: [nt, nx] fields, /steps virtual slices, polyline helpers, temporal XDMF") {
+TEST_CASE(
+    "space-time grid output: [nt, nx] fields, /steps virtual slices, polyline helpers, temporal "
+    "XDMF") {
   TempDir tmp;
   const auto layout = layout_1d_time();
   const std::vector<int64_t> skip = {6};
@@ -385,7 +398,9 @@ TEST_CASE("xdmf text for 3-D space: 3DRectMesh dimensions slowest first, VXVYVZ 
   CHECK(xmf.find("a&amp;b.h5:/grid/y") < xmf.find("a&amp;b.h5:/grid/z"));
   CHECK(count(xmf, "/grid/t") == 0);
   CHECK(count(xmf, "<Time Value=\"0.33333333333333331\"/>") == 1);  // round-trips exactly
-  CHECK(count(xmf, "<DataItem Dimensions=\"4 3 2\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">a&amp;b.h5:/steps/1/u<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"4 3 2\" NumberType=\"Float\" Precision=\"8\" "
+              "Format=\"HDF\">a&amp;b.h5:/steps/1/u<") == 1);
   CHECK(count(xmf, "subdomain") == 0);
 }
 
@@ -393,7 +408,8 @@ TEST_CASE("read_reference round-trips grid output and names the file and the mis
   TempDir tmp;
   const auto layout = layout_1d_time();
   const auto contribution = contribution_for(layout, {});
-  io::write_grid_output(parallel::Communicator::world(), tmp.path.string(), "ref", layout, contribution, {});
+  io::write_grid_output(parallel::Communicator::world(), tmp.path.string(), "ref", layout,
+                        contribution, {});
   const std::string path = (tmp.path / "ref.h5").string();
 
   const auto ref = io::read_reference(path, {"x", "t"}, true, {"u"});
@@ -405,17 +421,22 @@ TEST_CASE("read_reference round-trips grid output and names the file and the mis
     CHECK(ref.fields.at("u")[contribution.indices[k]] == contribution.fields.at("u")[k]);
   }
   CHECK_THROWS_WITH_AS(io::read_reference(path, {"x", "t"}, true, {"v"}),
-                       ("reference file '" + path + "': missing dataset /fields/v (/fields has subdomain, u, u_exact)").c_str(),
+                       ("reference file '" + path +
+                        "': missing dataset /fields/v (/fields has subdomain, u, u_exact)")
+                           .c_str(),
                        Error);
-  CHECK_THROWS_WITH_AS(io::read_reference(path, {"x", "y", "t"}, true, {"u"}),
-                       ("reference file '" + path + "': missing dataset /grid/y (/grid has t, x)").c_str(), Error);
+  CHECK_THROWS_WITH_AS(
+      io::read_reference(path, {"x", "y", "t"}, true, {"u"}),
+      ("reference file '" + path + "': missing dataset /grid/y (/grid has t, x)").c_str(), Error);
   CHECK_THROWS_WITH_AS(io::read_reference(path, {"t", "x"}, true, {"u"}),
                        doctest::Contains("/fields/u has shape [3, 5], expected [5, 3]"), Error);
   CHECK_THROWS_WITH_AS(io::read_reference((tmp.path / "none.h5").string(), {"x"}, false, {"u"}),
                        doctest::Contains("does not exist"), Error);
 }
 
-TEST_CASE("grid output rejects a repeated index, a short field and a reserved attribute name on every rank") {
+TEST_CASE(
+    "grid output rejects a repeated index, a short field and a reserved attribute name on every "
+    "rank") {
   TempDir tmp;
   const auto layout = layout_2d();
   const auto comm = parallel::Communicator::world();
@@ -428,20 +449,24 @@ TEST_CASE("grid output rejects a repeated index, a short field and a reserved at
     twice.subdomain.push_back(twice.subdomain.back());
   }
   CHECK_THROWS_WITH_AS(io::write_grid_output(comm, tmp.path.string(), "a", layout, twice, {}),
-                       doctest::Contains(comm.rank() == 0 ? "given twice" : elsewhere.c_str()), Error);
+                       doctest::Contains(comm.rank() == 0 ? "given twice" : elsewhere.c_str()),
+                       Error);
   auto short_field = contribution_for(layout, {});
   if (comm.rank() == 0) short_field.fields["u"].pop_back();
   CHECK_THROWS_WITH_AS(io::write_grid_output(comm, tmp.path.string(), "a", layout, short_field, {}),
-                       doctest::Contains(comm.rank() == 0 ? "field 'u' has" : elsewhere.c_str()), Error);
+                       doctest::Contains(comm.rank() == 0 ? "field 'u' has" : elsewhere.c_str()),
+                       Error);
   io::GridFileInfo info;
   info.attributes_string["coordinates"] = "x";
-  CHECK_THROWS_WITH_AS(io::write_grid_output(comm, tmp.path.string(), "a", layout, contribution_for(layout, {}), info),
+  CHECK_THROWS_WITH_AS(io::write_grid_output(comm, tmp.path.string(), "a", layout,
+                                             contribution_for(layout, {}), info),
                        doctest::Contains("reserved"), Error);
   auto extra_field = contribution_for(layout, {});
   if (comm.size() > 1 && comm.rank() == 1) extra_field.fields["v"] = extra_field.fields["u"];
   if (comm.size() > 1) {
-    CHECK_THROWS_WITH_AS(io::write_grid_output(comm, tmp.path.string(), "a", layout, extra_field, {}),
-                         doctest::Contains("ranks disagree"), Error);
+    CHECK_THROWS_WITH_AS(
+        io::write_grid_output(comm, tmp.path.string(), "a", layout, extra_field, {}),
+        doctest::Contains("ranks disagree"), Error);
   }
   CHECK_FALSE(fs::exists(tmp.path / "a.h5"));
 }
@@ -454,7 +479,8 @@ TEST_CASE("mesh layout: size, [nt, n_points] shape, flat index point fastest, ti
   CHECK(triangles.shape_c_order() == std::vector<int64_t>{4});
   CHECK(triangles.spatial_dims() == 2);
   CHECK(triangles.flat_index({3}) == 3);
-  CHECK_THROWS_WITH_AS(triangles.flat_index({4}), doctest::Contains("outside the mesh of 4 points"), Error);
+  CHECK_THROWS_WITH_AS(triangles.flat_index({4}), doctest::Contains("outside the mesh of 4 points"),
+                       Error);
   triangles.validate();
 
   const auto tetrahedra = layout_tetrahedra_time();
@@ -477,7 +503,8 @@ TEST_CASE("mesh layout validation names the bad cell, point count or coordinate 
   };
   auto out_of_range = layout_triangles();
   out_of_range.mesh->cells[4] = 4;
-  check_error(out_of_range, "output mesh triangle 1 refers to point 4, outside 0..3 (the mesh has 4 points");
+  check_error(out_of_range,
+              "output mesh triangle 1 refers to point 4, outside 0..3 (the mesh has 4 points");
   auto negative = layout_tetrahedra_time();
   negative.mesh->cells[0] = -1;
   check_error(negative, "output mesh tetrahedron 0 refers to point -1, outside 0..4");
@@ -495,16 +522,21 @@ TEST_CASE("mesh layout validation names the bad cell, point count or coordinate 
   check_error(points, "output mesh points hold 7 values, expected a positive multiple of dims 2");
   auto cells = layout_triangles();
   cells.mesh->cells.pop_back();
-  check_error(cells, "output mesh cells hold 5 point indices, expected a positive multiple of 3 (3 per triangle)");
+  check_error(
+      cells,
+      "output mesh cells hold 5 point indices, expected a positive multiple of 3 (3 per triangle)");
   auto spatial_axes = layout_triangles();
   spatial_axes.axes = {{0, 1}, {0, 1}};
-  check_error(spatial_axes, "output mesh layout holds 2 axes; with a mesh, axes holds nothing (no time)");
+  check_error(spatial_axes,
+              "output mesh layout holds 2 axes; with a mesh, axes holds nothing (no time)");
   auto empty_time = layout_tetrahedra_time();
   empty_time.axes[0].clear();
   check_error(empty_time, "output grid axis 't' has no points");
 }
 
-TEST_CASE("2-D triangle mesh output: /mesh/points, /mesh/cells, [n_points] fields, NaN and -1 where no subdomain wrote") {
+TEST_CASE(
+    "2-D triangle mesh output: /mesh/points, /mesh/cells, [n_points] fields, NaN and -1 where no "
+    "subdomain wrote") {
   TempDir tmp;
   const auto comm = parallel::Communicator::world();
   const auto layout = layout_triangles();
@@ -560,11 +592,19 @@ TEST_CASE("2-D triangle mesh output: /mesh/points, /mesh/cells, [n_points] field
   std::string why;
   CHECK_MESSAGE(well_formed_xml(xmf, why), why);
   CHECK(count(xmf, "<Topology TopologyType=\"Triangle\" NumberOfElements=\"2\">") == 1);
-  CHECK(count(xmf, "<DataItem Dimensions=\"2 3\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">square.h5:/mesh/cells<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"2 3\" NumberType=\"Int\" Precision=\"8\" "
+              "Format=\"HDF\">square.h5:/mesh/cells<") == 1);
   CHECK(count(xmf, "<Geometry GeometryType=\"XY\">") == 1);
-  CHECK(count(xmf, "<DataItem Dimensions=\"4 2\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">square.h5:/mesh/points<") == 1);
-  CHECK(count(xmf, "<DataItem Dimensions=\"4\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">square.h5:/fields/u<") == 1);
-  CHECK(count(xmf, "<DataItem Dimensions=\"4\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">square.h5:/fields/subdomain<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"4 2\" NumberType=\"Float\" Precision=\"8\" "
+              "Format=\"HDF\">square.h5:/mesh/points<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"4\" NumberType=\"Float\" Precision=\"8\" "
+              "Format=\"HDF\">square.h5:/fields/u<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"4\" NumberType=\"Int\" Precision=\"4\" "
+              "Format=\"HDF\">square.h5:/fields/subdomain<") == 1);
   CHECK(count(xmf, "Center=\"Node\"") == 2);
   CHECK(count(xmf, "Temporal") == 0);
   CHECK(count(xmf, "/grid/") == 0);
@@ -577,7 +617,9 @@ TEST_CASE("2-D triangle mesh output: /mesh/points, /mesh/cells, [n_points] field
   }
 }
 
-TEST_CASE("space-time tetrahedron mesh output: [nt, n_points] fields, /steps views, temporal Tetrahedron XDMF") {
+TEST_CASE(
+    "space-time tetrahedron mesh output: [nt, n_points] fields, /steps views, temporal Tetrahedron "
+    "XDMF") {
   TempDir tmp;
   const auto layout = layout_tetrahedra_time();
   const std::vector<int64_t> skip = {layout.flat_index({4, 1})};
@@ -634,11 +676,19 @@ TEST_CASE("space-time tetrahedron mesh output: [nt, n_points] fields, /steps vie
   CHECK(count(xmf, "GridType=\"Uniform\"") == 2);
   CHECK(count(xmf, "<Time Value=\"0.5\"/>") == 1);
   CHECK(count(xmf, "<Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"2\">") == 2);
-  CHECK(count(xmf, "<DataItem Dimensions=\"2 4\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">cube.h5:/mesh/cells<") == 2);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"2 4\" NumberType=\"Int\" Precision=\"8\" "
+              "Format=\"HDF\">cube.h5:/mesh/cells<") == 2);
   CHECK(count(xmf, "<Geometry GeometryType=\"XYZ\">") == 2);
-  CHECK(count(xmf, "<DataItem Dimensions=\"5 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">cube.h5:/mesh/points<") == 2);
-  CHECK(count(xmf, "<DataItem Dimensions=\"5\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">cube.h5:/steps/1/u_exact<") == 1);
-  CHECK(count(xmf, "<DataItem Dimensions=\"5\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">cube.h5:/steps/0/subdomain<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"5 3\" NumberType=\"Float\" Precision=\"8\" "
+              "Format=\"HDF\">cube.h5:/mesh/points<") == 2);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"5\" NumberType=\"Float\" Precision=\"8\" "
+              "Format=\"HDF\">cube.h5:/steps/1/u_exact<") == 1);
+  CHECK(count(xmf,
+              "<DataItem Dimensions=\"5\" NumberType=\"Int\" Precision=\"4\" "
+              "Format=\"HDF\">cube.h5:/steps/0/subdomain<") == 1);
   CHECK(count(xmf, "<Attribute ") == 6);
   CHECK(count(xmf, "/fields/") == 0);
   CHECK(count(xmf, "HyperSlab") == 0);
@@ -652,8 +702,10 @@ TEST_CASE("ensure_output_directory creates nested folders and rejects an unwrita
   CHECK(fs::is_directory(nested));
   CHECK(fs::is_empty(nested));  // the probe file is gone
   CHECK_THROWS_WITH_AS(io::ensure_output_directory("/proc/x"),
-                       doctest::Contains("output.directory: cannot create or write '/proc/x': "), Error);
-  CHECK_THROWS_WITH_AS(io::ensure_output_directory("/proc/x"), doctest::Contains("; choose a writable folder"), Error);
+                       doctest::Contains("output.directory: cannot create or write '/proc/x': "),
+                       Error);
+  CHECK_THROWS_WITH_AS(io::ensure_output_directory("/proc/x"),
+                       doctest::Contains("; choose a writable folder"), Error);
   std::ofstream(tmp.path / "file") << "x";
   CHECK_THROWS_WITH_AS(io::ensure_output_directory((tmp.path / "file").string()),
                        doctest::Contains("choose a writable folder"), Error);

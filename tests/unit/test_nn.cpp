@@ -25,30 +25,27 @@ MlpOptions small_options() {
 }
 
 /// Random points in the options' input box: float64 [n, inputs].
-torch::Tensor points_in_box(const MlpOptions &o, int64_t n) {
+torch::Tensor points_in_box(const MlpOptions& o, int64_t n) {
   const auto lo = torch::tensor(o.lower, torch::kFloat64);
   const auto hi = torch::tensor(o.upper, torch::kFloat64);
   return lo + (hi - lo) * torch::rand({n, o.inputs}, torch::kFloat64);
 }
 
 /// True when both networks have bit-identical weights and biases.
-bool same_parameters(Mlp &a, Mlp &b) {
-  if (a->weights().size() != b->weights().size())
-    return false;
+bool same_parameters(Mlp& a, Mlp& b) {
+  if (a->weights().size() != b->weights().size()) return false;
   for (std::size_t i = 0; i < a->weights().size(); ++i) {
-    if (!torch::equal(a->weights()[i], b->weights()[i]))
-      return false;
-    if (!torch::equal(a->biases()[i], b->biases()[i]))
-      return false;
+    if (!torch::equal(a->weights()[i], b->weights()[i])) return false;
+    if (!torch::equal(a->biases()[i], b->biases()[i])) return false;
   }
   return true;
 }
 
-double sample_std(const torch::Tensor &t) {
+double sample_std(const torch::Tensor& t) {
   return t.flatten().std(/*unbiased=*/true).item<double>();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("mlp output has shape [n, outputs] and dtype float64") {
   auto o = small_options();
@@ -67,17 +64,14 @@ TEST_CASE("mlp output has shape [n, outputs] and dtype float64") {
   CHECK(!net->fourier_matrix().defined());
 }
 
-TEST_CASE(
-    "mlp inputs are normalised to [-1, 1] over the box: corners map to +-1") {
+TEST_CASE("mlp inputs are normalised to [-1, 1] over the box: corners map to +-1") {
   auto o = small_options();
   Mlp net(o);
   const auto corners =
-      torch::tensor({0.0, -1.0, 2.0, -1.0, 0.0, 3.0, 2.0, 3.0, 1.0, 1.0},
-                    torch::kFloat64)
+      torch::tensor({0.0, -1.0, 2.0, -1.0, 0.0, 3.0, 2.0, 3.0, 1.0, 1.0}, torch::kFloat64)
           .view({5, 2});
   const auto expected =
-      torch::tensor({-1.0, -1.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 0.0, 0.0},
-                    torch::kFloat64)
+      torch::tensor({-1.0, -1.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 0.0, 0.0}, torch::kFloat64)
           .view({5, 2});
   const auto f = net->features(corners);
   CHECK(f.sizes() == torch::IntArrayRef({5, 2}));
@@ -86,8 +80,9 @@ TEST_CASE(
   CHECK(inside.abs().max().item<double>() <= 1.0);
 }
 
-TEST_CASE("same seed and subdomain give identical weights; another subdomain "
-          "or seed differs") {
+TEST_CASE(
+    "same seed and subdomain give identical weights; another subdomain "
+    "or seed differs") {
   auto o = small_options();
   Mlp a(o), b(o);
   CHECK(same_parameters(a, b));
@@ -107,16 +102,16 @@ TEST_CASE("same seed and subdomain give identical weights; another subdomain "
 
 TEST_CASE("biases start at zero") {
   Mlp net(small_options());
-  for (const auto &b : net->biases())
-    CHECK(b.abs().max().item<double>() == 0.0);
+  for (const auto& b : net->biases()) CHECK(b.abs().max().item<double>() == 0.0);
 }
 
-TEST_CASE("xavier-normal weight std is sqrt(2 / (fan_in + fan_out)) within 10% "
-          "for 200x200") {
+TEST_CASE(
+    "xavier-normal weight std is sqrt(2 / (fan_in + fan_out)) within 10% "
+    "for 200x200") {
   auto o = small_options();
   o.hidden = {200, 200};
   Mlp net(o);
-  const auto &w = net->weights()[1];
+  const auto& w = net->weights()[1];
   REQUIRE(w.sizes() == torch::IntArrayRef({200, 200}));
   const double expected = std::sqrt(2.0 / 400.0);
   CHECK(sample_std(w) == doctest::Approx(expected).epsilon(0.10));
@@ -127,13 +122,12 @@ TEST_CASE("xavier-normal weight std is sqrt(2 / (fan_in + fan_out)) within 10% "
   CHECK(w.abs().max().item<double>() < 7 * expected);
 }
 
-TEST_CASE(
-    "xavier-uniform weights have the same std and are bounded by sqrt(3) std") {
+TEST_CASE("xavier-uniform weights have the same std and are bounded by sqrt(3) std") {
   auto o = small_options();
   o.hidden = {200, 200};
   o.xavier_uniform = true;
   Mlp net(o);
-  const auto &w = net->weights()[1];
+  const auto& w = net->weights()[1];
   const double expected = std::sqrt(2.0 / 400.0);
   CHECK(sample_std(w) == doctest::Approx(expected).epsilon(0.10));
   CHECK(w.abs().max().item<double>() <= std::sqrt(3.0) * expected);
@@ -144,7 +138,7 @@ TEST_CASE("fourier features give 2*count features equal to sin/cos(2 pi z B)") {
   o.fourier_count = 8;
   o.fourier_scale = 2.0;
   Mlp net(o);
-  const auto &B = net->fourier_matrix();
+  const auto& B = net->fourier_matrix();
   REQUIRE(B.defined());
   CHECK(B.sizes() == torch::IntArrayRef({2, 8}));
   CHECK(net->weights()[0].sizes() == torch::IntArrayRef({16, 16}));
@@ -152,8 +146,7 @@ TEST_CASE("fourier features give 2*count features equal to sin/cos(2 pi z B)") {
   const auto x = points_in_box(o, 20);
   const auto z = (x - net->shift()) * net->scale();
   const auto projected = 2 * M_PI * torch::matmul(z, B);
-  const auto expected =
-      torch::cat({torch::sin(projected), torch::cos(projected)}, 1);
+  const auto expected = torch::cat({torch::sin(projected), torch::cos(projected)}, 1);
   const auto f = net->features(x);
   CHECK(f.sizes() == torch::IntArrayRef({20, 16}));
   CHECK(torch::allclose(f, expected, /*rtol=*/0, /*atol=*/1e-13));
@@ -163,37 +156,34 @@ TEST_CASE("fourier features give 2*count features equal to sin/cos(2 pi z B)") {
   CHECK(net->forward(x).sizes() == torch::IntArrayRef({20, 3}));
 }
 
-TEST_CASE(
-    "fourier matrix entries have std fourier_scale and are not trainable") {
+TEST_CASE("fourier matrix entries have std fourier_scale and are not trainable") {
   auto o = small_options();
   o.fourier_count = 1000;
   o.fourier_scale = 2.0;
   Mlp net(o);
-  CHECK(sample_std(net->fourier_matrix()) ==
-        doctest::Approx(2.0).epsilon(0.10));
+  CHECK(sample_std(net->fourier_matrix()) == doctest::Approx(2.0).epsilon(0.10));
   CHECK(!net->fourier_matrix().requires_grad());
-  for (const auto &p : net->named_parameters())
-    CHECK(p.key().find("fourier") == std::string::npos);
+  for (const auto& p : net->named_parameters()) CHECK(p.key().find("fourier") == std::string::npos);
 }
 
-TEST_CASE("adaptive activation: slopes start at 1/scale, get gradients, "
-          "forward equals plain") {
+TEST_CASE(
+    "adaptive activation: slopes start at 1/scale, get gradients, "
+    "forward equals plain") {
   auto plain_options = small_options();
   auto adaptive_options = plain_options;
   adaptive_options.adaptive_scale = 10.0;
   Mlp plain(plain_options), adaptive(adaptive_options);
 
   REQUIRE(adaptive->slopes().size() == adaptive_options.hidden.size());
-  for (const auto &a : adaptive->slopes()) {
+  for (const auto& a : adaptive->slopes()) {
     CHECK(a.dim() == 0);
     CHECK(a.requires_grad());
     CHECK(a.item<double>() == doctest::Approx(0.1));
   }
   // Slopes are registered parameters (so the optimiser trains them).
   int slope_parameters = 0;
-  for (const auto &p : adaptive->named_parameters())
-    if (p.key().find("slope") != std::string::npos)
-      ++slope_parameters;
+  for (const auto& p : adaptive->named_parameters())
+    if (p.key().find("slope") != std::string::npos) ++slope_parameters;
   CHECK(slope_parameters == static_cast<int>(adaptive_options.hidden.size()));
 
   // Initialisation draws the same weights with or without adaptive slopes, and
@@ -204,21 +194,21 @@ TEST_CASE("adaptive activation: slopes start at 1/scale, get gradients, "
                         /*atol=*/1e-14));
 
   adaptive->forward(x).pow(2).sum().backward();
-  for (const auto &a : adaptive->slopes()) {
+  for (const auto& a : adaptive->slopes()) {
     REQUIRE(a.grad().defined());
     CHECK(std::abs(a.grad().item<double>()) > 0);
   }
 }
 
-TEST_CASE("every activation runs and matches its function; parse_activation "
-          "knows them") {
-  const std::pair<const char *, Activation> names[] = {
-      {"tanh", Activation::tanh},
-      {"sin", Activation::sin},
-      {"gelu", Activation::gelu},
-      {"silu", Activation::silu}};
+TEST_CASE(
+    "every activation runs and matches its function; parse_activation "
+    "knows them") {
+  const std::pair<const char*, Activation> names[] = {{"tanh", Activation::tanh},
+                                                      {"sin", Activation::sin},
+                                                      {"gelu", Activation::gelu},
+                                                      {"silu", Activation::silu}};
   const auto z = torch::linspace(-3, 3, 13, torch::kFloat64);
-  for (const auto &[name, activation] : names) {
+  for (const auto& [name, activation] : names) {
     CAPTURE(name);
     CHECK(parse_activation(name, "network.activation") == activation);
     auto o = small_options();
@@ -235,12 +225,13 @@ TEST_CASE("every activation runs and matches its function; parse_activation "
                         0.5 * z * (1 + torch::erf(z / std::sqrt(2.0)))));
 }
 
-TEST_CASE("parse_activation rejects relu with a message naming the key and the "
-          "choices") {
+TEST_CASE(
+    "parse_activation rejects relu with a message naming the key and the "
+    "choices") {
   std::string message;
   try {
     parse_activation("relu", "network.activation");
-  } catch (const Error &e) {
+  } catch (const Error& e) {
     message = e.what();
   }
   REQUIRE(!message.empty());
@@ -263,10 +254,8 @@ TEST_CASE("to(kFloat32) converts parameters, buffers and the forward pass") {
   const auto x = points_in_box(o, 6);
   const auto reference = net->forward(x);
   net->to(torch::kFloat32);
-  for (const auto &p : net->parameters())
-    CHECK((p.scalar_type() == torch::kFloat32));
-  for (const auto &b : net->buffers())
-    CHECK((b.scalar_type() == torch::kFloat32));
+  for (const auto& p : net->parameters()) CHECK((p.scalar_type() == torch::kFloat32));
+  for (const auto& b : net->buffers()) CHECK((b.scalar_type() == torch::kFloat32));
   // The accessors see the converted tensors too.
   CHECK((net->weights()[0].scalar_type() == torch::kFloat32));
   CHECK((net->slopes()[0].scalar_type() == torch::kFloat32));

@@ -40,8 +40,7 @@ void check_tiles(const Partition& p, const geometry::Box& box) {
   CHECK(total == doctest::Approx(box.measure()).epsilon(1e-12));
   // No overlap: random interior points are inside exactly one box (open interiors).
   auto x = torch::rand({2000, box.dims()}, torch::kFloat64);
-  for (int a = 0; a < box.dims(); ++a)
-    x.select(1, a).mul_(box.hi[a] - box.lo[a]).add_(box.lo[a]);
+  for (int a = 0; a < box.dims(); ++a) x.select(1, a).mul_(box.hi[a] - box.lo[a]).add_(box.lo[a]);
   const auto ids = p.subdomain_of(x);
   for (int64_t i = 0; i < x.size(0); ++i) {
     int inside = 0, which = -1;
@@ -69,8 +68,7 @@ void check_interfaces(const Partition& p) {
     CHECK(seen.insert({f.lower, f.upper}).second);
     const auto& lo = p.subdomains()[f.lower];
     const auto& up = p.subdomains()[f.upper];
-    for (int a = 0; a < lo.box.dims(); ++a)
-      CHECK(up.cell[a] - lo.cell[a] == (a == f.axis ? 1 : 0));
+    for (int a = 0; a < lo.box.dims(); ++a) CHECK(up.cell[a] - lo.cell[a] == (a == f.axis ? 1 : 0));
     // The facet lies on the cut, flat along the axis, and is the shared face of both boxes.
     CHECK(f.position == lo.box.hi[f.axis]);
     CHECK(f.position == up.box.lo[f.axis]);
@@ -209,8 +207,8 @@ TEST_CASE("interfaces are found between face neighbours only") {
 TEST_CASE("interface points are identical on both sides and lie on the facet") {
   Partition p(geometry::Box{{-1, 0, 0}, {1, 2, 1}}, {"x", "y", "t"},
               split({{"x", 2}, {"y", 2}, {"t", 2}}));
-  for (auto kind : {geometry::SamplerKind::uniform, geometry::SamplerKind::lhs,
-                    geometry::SamplerKind::sobol}) {
+  for (auto kind :
+       {geometry::SamplerKind::uniform, geometry::SamplerKind::lhs, geometry::SamplerKind::sobol}) {
     for (const auto& f : p.interfaces()) {
       CAPTURE(f.id);
       // Both sides call with the same arguments and must get the same bits.
@@ -260,16 +258,16 @@ TEST_CASE("interface points in 1-D are the cut itself") {
 
 TEST_CASE("subdomain_of puts a point on a cut into the lower subdomain") {
   Partition p(unit_box(2), {"x", "y"}, split({{"x", 2}, {"y", 2}}));
-  auto x = torch::tensor({0.25, 0.25,    // 0
-                          0.75, 0.25,    // 1
-                          0.25, 0.75,    // 2
-                          0.75, 0.75,    // 3
-                          0.5, 0.25,     // on the x cut: lower (0)
-                          0.5, 0.5,      // on both cuts: 0
-                          0.75, 0.5,     // on the y cut: 1
-                          0.5, 0.75,     // on the x cut, upper y: 2
-                          0.0, 0.0,      // corners of the domain
-                          1.0, 1.0},
+  auto x = torch::tensor({0.25, 0.25,  // 0
+                          0.75, 0.25,  // 1
+                          0.25, 0.75,  // 2
+                          0.75, 0.75,  // 3
+                          0.5,  0.25,  // on the x cut: lower (0)
+                          0.5,  0.5,   // on both cuts: 0
+                          0.75, 0.5,   // on the y cut: 1
+                          0.5,  0.75,  // on the x cut, upper y: 2
+                          0.0,  0.0,   // corners of the domain
+                          1.0,  1.0},
                          torch::kFloat64)
                .reshape({-1, 2});
   const auto ids = p.subdomain_of(x);
@@ -305,7 +303,8 @@ TEST_CASE("rank_of_subdomains gives contiguous, balanced blocks") {
       const auto rank = rank_of_subdomains(subdomains, ranks);
       REQUIRE(rank.size() == static_cast<std::size_t>(subdomains));
       CHECK(rank.front() == 0);
-      for (int s = 1; s < subdomains; ++s) CHECK((rank[s] == rank[s - 1] || rank[s] == rank[s - 1] + 1));
+      for (int s = 1; s < subdomains; ++s)
+        CHECK((rank[s] == rank[s - 1] || rank[s] == rank[s - 1] + 1));
       if (subdomains >= ranks) {
         // Every rank gets a block; block sizes differ by at most one.
         CHECK(rank.back() == ranks - 1);
@@ -390,13 +389,15 @@ torch::Tensor lshape_samples(int64_t n) {
 
 TEST_CASE("balance: measure cuts an L-shape into 3 slabs of equal area") {
   const auto samples = lshape_samples(60000);
-  const auto p = Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"x", 3}}, samples);
+  const auto p =
+      Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"x", 3}}, samples);
   REQUIRE(p.size() == 3);
   // Area left of x = c is c for c <= 0.5: shares of 0.25 put the cuts at 0.25 and 0.5.
   CHECK(p.subdomains()[0].box.hi[0] == doctest::Approx(0.25).epsilon(0.02));
   CHECK(p.subdomains()[1].box.hi[0] == doctest::Approx(0.5).epsilon(0.02));
   const auto counts = torch::bincount(p.subdomain_of(samples), {}, 3).to(torch::kFloat64) / 60000.0;
-  for (int s = 0; s < 3; ++s) CHECK(counts[s].item<double>() == doctest::Approx(1.0 / 3).epsilon(0.001));
+  for (int s = 0; s < 3; ++s)
+    CHECK(counts[s].item<double>() == doctest::Approx(1.0 / 3).epsilon(0.001));
   REQUIRE(p.interfaces().size() == 2);
   CHECK(p.interfaces()[0].lower == 0);
   CHECK(p.interfaces()[0].upper == 1);
@@ -409,11 +410,13 @@ TEST_CASE("balance: measure bisects recursively; neighbours across a cut have th
   // Points crowded to the left: x = u^2 has density ~ 1/sqrt(x).
   auto samples = torch::rand({40000, 2}, torch::kFloat64);
   samples.select(1, 0).pow_(2);
-  const auto p = Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"x", 2}, {"y", 2}}, samples);
+  const auto p =
+      Partition::balanced(geometry::Box{{0, 0}, {1, 1}}, {"x", "y"}, {{"x", 2}, {"y", 2}}, samples);
   REQUIRE(p.size() == 4);
   CHECK(p.subdomains()[0].box.hi[0] == doctest::Approx(0.25).epsilon(0.03));  // median of u^2
   const auto counts = torch::bincount(p.subdomain_of(samples), {}, 4);
-  for (int s = 0; s < 4; ++s) CHECK(counts[s].item<int64_t>() == doctest::Approx(10000).epsilon(0.001));
+  for (int s = 0; s < 4; ++s)
+    CHECK(counts[s].item<int64_t>() == doctest::Approx(10000).epsilon(0.001));
   for (const auto& f : p.interfaces()) {
     CHECK(f.lower < f.upper);
     CHECK(p.subdomains()[f.lower].box.hi[f.axis] == f.position);
@@ -427,7 +430,8 @@ TEST_CASE("balance: measure bisects recursively; neighbours across a cut have th
   // without_interfaces renumbers what is left.
   const auto fewer = p.without_interfaces({0});
   CHECK(fewer.interfaces().size() == p.interfaces().size() - 1);
-  for (std::size_t i = 0; i < fewer.interfaces().size(); ++i) CHECK(fewer.interfaces()[i].id == static_cast<int>(i));
+  for (std::size_t i = 0; i < fewer.interfaces().size(); ++i)
+    CHECK(fewer.interfaces()[i].id == static_cast<int>(i));
 }
 
 TEST_CASE("balance: measure with more pieces than sample points names the coordinate") {

@@ -61,7 +61,8 @@ void check_continues_identically(const Options& options, int steps_before) {
 }  // namespace
 
 TEST_CASE("L-BFGS continues identically from its saved history") {
-  const auto options = torch::optim::LBFGSOptions(1).max_iter(5).history_size(4).line_search_fn("strong_wolfe");
+  const auto options =
+      torch::optim::LBFGSOptions(1).max_iter(5).history_size(4).line_search_fn("strong_wolfe");
   check_continues_identically<torch::optim::LBFGS>(options, 2);
   check_continues_identically<torch::optim::LBFGS>(options, 0);  // saved before any step
 }

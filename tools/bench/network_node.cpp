@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> widths{2, 50, 50, 50, 1};
   std::vector<torch::Tensor> parameters;
   for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-    net.weights.push_back((torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]))).requires_grad_());
+    net.weights.push_back(
+        (torch::randn({widths[l + 1], widths[l]}) / std::sqrt(double(widths[l]))).requires_grad_());
     net.biases.push_back((0.1 * torch::randn({widths[l + 1]})).requires_grad_());
     parameters.push_back(net.weights.back());
     parameters.push_back(net.biases.back());
@@ -72,10 +73,13 @@ int main(int argc, char** argv) {
   const auto run = [&](int variant) {
     const auto start = std::chrono::steady_clock::now();
     const auto out = variant == 0
-                         ? taylor::network_streams_cpu(features, net.weights, net.biases, nn::Activation::tanh, layout)
-                         : taylor::network_streams_per_layer(features, net.weights, net.biases, nn::Activation::tanh, layout);
+                         ? taylor::network_streams_cpu(features, net.weights, net.biases,
+                                                       nn::Activation::tanh, layout)
+                         : taylor::network_streams_per_layer(features, net.weights, net.biases,
+                                                             nn::Activation::tanh, layout);
     auto grads = torch::autograd::grad({(out * weight).sum()}, parameters);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     grads.push_back(out.detach());
     last[variant] = grads;
     return ms;
@@ -91,11 +95,16 @@ int main(int argc, char** argv) {
   double difference = 0;
   for (std::size_t k = 0; k < last[0].size(); ++k)
     difference = std::max(difference, (last[0][k] - last[1][k]).abs().max().item<double>());
-  std::printf("seed network, %lld points, float32, one thread, %d alternating pairs (forward + backward)\n",
-              static_cast<long long>(points), pairs);
-  std::printf("%-36s min %7.3f ms  median %7.3f ms\n", "whole-network node", *std::min_element(ms[0].begin(), ms[0].end()), median(ms[0]));
-  std::printf("%-36s min %7.3f ms  median %7.3f ms\n", "per-layer path", *std::min_element(ms[1].begin(), ms[1].end()), median(ms[1]));
-  std::printf("per-layer / node: median of pair ratios %.2fx (largest difference in outputs and gradients %.1e)\n",
-              median(ratio), difference);
+  std::printf(
+      "seed network, %lld points, float32, one thread, %d alternating pairs (forward + backward)\n",
+      static_cast<long long>(points), pairs);
+  std::printf("%-36s min %7.3f ms  median %7.3f ms\n", "whole-network node",
+              *std::min_element(ms[0].begin(), ms[0].end()), median(ms[0]));
+  std::printf("%-36s min %7.3f ms  median %7.3f ms\n", "per-layer path",
+              *std::min_element(ms[1].begin(), ms[1].end()), median(ms[1]));
+  std::printf(
+      "per-layer / node: median of pair ratios %.2fx (largest difference in outputs and gradients "
+      "%.1e)\n",
+      median(ratio), difference);
   return 0;
 }

@@ -65,14 +65,19 @@ inline __attribute__((always_inline)) double fma_peak_loop() {
   return steps * 12.0 * (sizeof(Vector) / sizeof(float)) * 2 / best / 1e9;
 }
 
-__attribute__((target("arch=x86-64-v4"))) double fma_peak_avx512() { return fma_peak_loop<Avx512Vector>(); }
-__attribute__((target("arch=x86-64-v3"))) double fma_peak_avx2() { return fma_peak_loop<Avx2Vector>(); }
+__attribute__((target("arch=x86-64-v4"))) double fma_peak_avx512() {
+  return fma_peak_loop<Avx512Vector>();
+}
+__attribute__((target("arch=x86-64-v3"))) double fma_peak_avx2() {
+  return fma_peak_loop<Avx2Vector>();
+}
 
 }  // namespace
 
 int main() {
   if (!__builtin_cpu_supports("x86-64-v3")) {
-    std::printf("this CPU lacks AVX2 + FMA: the kernels run their baseline version; no peak to compare\n");
+    std::printf(
+        "this CPU lacks AVX2 + FMA: the kernels run their baseline version; no peak to compare\n");
     return 0;
   }
   const bool avx512 = __builtin_cpu_supports("x86-64-v4");
@@ -88,13 +93,15 @@ int main() {
   });
   const double input_gradient = best_seconds(200, [&] {
     for (int64_t k = 0; k < streams; ++k)
-      gemm(width, vectors, width, weights.data(), 1, width, grad.data() + k * width * points, points,
-           z.data() + k * width * points, points, false, static_cast<const float*>(nullptr));
+      gemm(width, vectors, width, weights.data(), 1, width, grad.data() + k * width * points,
+           points, z.data() + k * width * points, points, false,
+           static_cast<const float*>(nullptr));
   });
   const double weight_gradient = best_seconds(200, [&] {
     using tessera::autodiff::taylor::detail::contiguous;
-    gemm_lanes(width, width, vectors, streams, contiguous<const float*>(grad.data(), width * points),
-               points, contiguous<const float*>(h.data(), width * points), points, by_lane.data(), true);
+    gemm_lanes(width, width, vectors, streams,
+               contiguous<const float*>(grad.data(), width * points), points,
+               contiguous<const float*>(h.data(), width * points), points, by_lane.data(), true);
   });
   const double peak = avx512 ? fma_peak_avx512() : fma_peak_avx2();
   const double flops = 2.0 * streams * points * width * width;  // each of the three products
@@ -102,7 +109,8 @@ int main() {
     std::printf("%-40s %6.1f GFLOP/s (%.0f %% of peak)\n", name, flops / seconds / 1e9,
                 100 * flops / seconds / 1e9 / peak);
   };
-  std::printf("FMA peak of one core (float32, %s): %6.1f GFLOP/s\n", avx512 ? "AVX-512" : "AVX2", peak);
+  std::printf("FMA peak of one core (float32, %s): %6.1f GFLOP/s\n", avx512 ? "AVX-512" : "AVX2",
+              peak);
   show("W . h, 4 streams x 50 x 50 x 96 points:", forward);
   show("W^T . g, the same shapes:", input_gradient);
   show("weight gradient, 50 x 50 over 4 x 96:", weight_gradient);

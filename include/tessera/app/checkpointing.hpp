@@ -22,6 +22,7 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
 /// checkpoint folder) read for the subdomains in `owned`, after checking that its identity
 /// matches this run's. Errors say what is missing or different and how to go on.
 train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::string& output,
-                                          const std::vector<int>& owned, const nlohmann::json& identity);
+                                          const std::vector<int>& owned,
+                                          const nlohmann::json& identity);
 
 }  // namespace tessera::app

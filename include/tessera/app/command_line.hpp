@@ -6,7 +6,7 @@
 namespace tessera::app {
 
 struct CommandLine {
-  std::string command;                 ///< run | check | help | version
+  std::string command;  ///< run | check | help | version
   std::string case_file;
   std::vector<std::string> overrides;  ///< --set path=value, in order
   std::string restart;                 ///< --restart latest | <checkpoint folder>

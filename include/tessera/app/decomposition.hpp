@@ -23,14 +23,15 @@ struct Decomposition {
 /// error and interfaces outside it are dropped.
 /// Cuts the problem's domain as the case says and maps subdomains to `ranks` ranks in
 /// contiguous blocks; with `ranks_per_subdomain` = k, consecutive groups of k ranks each train
-/// the same subdomains (ranks must be a multiple of k). Interface weights default by method: xpinn continuity 1 and residual 1,
-/// cpinn continuity 1 and flux 1; gradient 0; `interface.weights` overrides them.
+/// the same subdomains (ranks must be a multiple of k). Interface weights default by method: xpinn
+/// continuity 1 and residual 1, cpinn continuity 1 and flux 1; gradient 0; `interface.weights`
+/// overrides them.
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks);
 
 /// The subdomain holding each point, x [n, dims] -> int64 [n]; -1 for points outside an
 /// irregular domain (so output there is NaN, output-format.md).
-torch::Tensor subdomain_in_domain(const partition::Partition& partition, const geometry::Domain& domain,
-                                  const torch::Tensor& x);
+torch::Tensor subdomain_in_domain(const partition::Partition& partition,
+                                  const geometry::Domain& domain, const torch::Tensor& x);
 
 /// Adds the interface terms to the problem's term list and weights (once, before training).
 void add_interface_terms(Problem& p, const io::Case& c, const Decomposition& d);
@@ -48,12 +49,14 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
 /// n points on interface `f`, drawn from the stream keyed by (seed, interface id) so both sides
 /// get the same points; for an irregular domain only points inside it are kept (in rounds).
 torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int64_t n,
-                                        geometry::SamplerKind kind, std::uint64_t seed,
-                                        const geometry::Domain& domain);
+                                         geometry::SamplerKind kind, std::uint64_t seed,
+                                         const geometry::Domain& domain);
 
 /// Subdomain `s`'s sides of its interfaces (points generated from the interface ids; this
 /// rank keeps `replica`'s slice of them).
-std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(
-    const io::Case& c, const Problem& p, const Decomposition& d, int s, physics::Replica replica = {});
+std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(const io::Case& c,
+                                                                     const Problem& p,
+                                                                     const Decomposition& d, int s,
+                                                                     physics::Replica replica = {});
 
 }  // namespace tessera::app

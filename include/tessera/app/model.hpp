@@ -19,7 +19,8 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
 /// keeps. `parameters`: the shared trainable parameters (null: none).
 std::unique_ptr<train::SubdomainModel> build_subdomain(
     const io::Case& c, const Problem& p, const Decomposition& d, int id,
-    physics::Replica replica = {}, std::shared_ptr<const physics::SharedParameters> parameters = nullptr);
+    physics::Replica replica = {},
+    std::shared_ptr<const physics::SharedParameters> parameters = nullptr);
 
 /// The trainer's plan from the case's training section.
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p);

@@ -39,9 +39,10 @@ struct Problem {
   std::vector<ConditionPlan> conditions;
   std::map<std::string, expr::Expression> exact;  ///< field -> closed form
   std::optional<io::Reference> reference;         ///< field values on the reference grid
-  std::map<std::string, double> weights;          ///< term -> weight (case weights + training.weights)
-  std::vector<std::string> term_names;            ///< equations, then conditions
-  std::vector<physics::ParameterDefinition> parameters;  ///< trainable ones (fixed ones are constants)
+  std::map<std::string, double> weights;  ///< term -> weight (case weights + training.weights)
+  std::vector<std::string> term_names;    ///< equations, then conditions
+  std::vector<physics::ParameterDefinition>
+      parameters;  ///< trainable ones (fixed ones are constants)
   torch::Dtype dtype = torch::kFloat32;
   torch::Device device = torch::kCPU;
 };

@@ -16,14 +16,15 @@ class Error : public std::runtime_error {
 
 }  // namespace tessera
 
-/// Always on (also in release builds): `TESSERA_CHECK(n > 0, "points must be positive, got " << n)`.
-#define TESSERA_CHECK(cond, msg)                   \
-  do {                                             \
-    if (!(cond)) {                                 \
-      std::ostringstream tessera_check_stream_;    \
-      tessera_check_stream_ << msg;                \
+/// Always on (also in release builds): `TESSERA_CHECK(n > 0, "points must be positive, got " <<
+/// n)`.
+#define TESSERA_CHECK(cond, msg)                           \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      std::ostringstream tessera_check_stream_;            \
+      tessera_check_stream_ << msg;                        \
       throw ::tessera::Error(tessera_check_stream_.str()); \
-    }                                              \
+    }                                                      \
   } while (0)
 
 /// Unconditional failure with a streamed message.

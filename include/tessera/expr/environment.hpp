@@ -12,7 +12,7 @@ namespace tessera::expr {
 /// Values available when evaluating, all on one device. n = coordinates.size(0).
 /// Gradients flow through every tensor that requires them.
 struct Environment {
-  torch::Tensor coordinates;                           ///< [n, coordinates().size()]; sets dtype and device
+  torch::Tensor coordinates;  ///< [n, coordinates().size()]; sets dtype and device
   std::map<DerivativeKey, torch::Tensor> derivatives;  ///< each [n]
   std::map<std::string, torch::Tensor> parameters;     ///< each 0-d (may require grad)
   std::map<std::string, torch::Tensor> extra;          ///< each [n]

@@ -8,11 +8,42 @@
 
 namespace tessera::expr {
 
-enum class Op { add, subtract, multiply, divide, power, negate, less, less_equal, greater,
-                greater_equal, equal, not_equal };
+enum class Op {
+  add,
+  subtract,
+  multiply,
+  divide,
+  power,
+  negate,
+  less,
+  less_equal,
+  greater,
+  greater_equal,
+  equal,
+  not_equal
+};
 
-enum class Function { sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, exp, log, sqrt,
-                      abs, sign, min, max, pow, if_ };
+enum class Function {
+  sin,
+  cos,
+  tan,
+  asin,
+  acos,
+  atan,
+  atan2,
+  sinh,
+  cosh,
+  tanh,
+  exp,
+  log,
+  sqrt,
+  abs,
+  sign,
+  min,
+  max,
+  pow,
+  if_
+};
 
 /// A function's name and how many arguments it takes (max_args = -1: no upper limit).
 struct FunctionInfo {

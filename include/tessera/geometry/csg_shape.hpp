@@ -52,8 +52,8 @@ class CsgShape final : public Shape {
  private:
   struct PartSource {
     int child = 0;
-    int part = 0;          ///< index among the child's parts
-    double sign = 1.0;     ///< -1 for a subtracted child: its outward normal points into the result
+    int part = 0;       ///< index among the child's parts
+    double sign = 1.0;  ///< -1 for a subtracted child: its outward normal points into the result
   };
   /// Fraction of a child's part that lies on this shape's boundary (quasi-random estimate with a
   /// fixed stream, 4096 points).

@@ -23,18 +23,20 @@ namespace tessera::geometry {
 /// The boundary parts a condition applies to, resolved from its `on` string by
 /// Domain::parse_selector. Valid only for the Domain that made it.
 struct Selector {
-  std::string text;        ///< the `on` string as given, for messages
-  std::vector<int> parts;  ///< spatial boundary parts (indices into Shape::boundary_parts()), sorted, unique
-  bool initial = false;    ///< the spatial shape at the start time
-  bool terminal = false;   ///< the spatial shape at the end time ("t=<end>")
+  std::string text;  ///< the `on` string as given, for messages
+  std::vector<int>
+      parts;  ///< spatial boundary parts (indices into Shape::boundary_parts()), sorted, unique
+  bool initial = false;   ///< the spatial shape at the start time
+  bool terminal = false;  ///< the spatial shape at the end time ("t=<end>")
 
   bool empty() const { return parts.empty() && !initial && !terminal; }
 };
 
 /// Points on selected boundary parts.
 struct BoundarySample {
-  torch::Tensor points;   ///< float64 CPU [n, dims()], time column included
-  torch::Tensor normals;  ///< float64 CPU [n, spatial_dims()], outward unit; zeros on time caps ("initial")
+  torch::Tensor points;  ///< float64 CPU [n, dims()], time column included
+  torch::Tensor
+      normals;  ///< float64 CPU [n, spatial_dims()], outward unit; zeros on time caps ("initial")
 };
 
 class Domain {
@@ -94,7 +96,8 @@ class Domain {
 
   /// For periodic conditions: the low and high faces along spatial axis `axis`. Throws (naming
   /// `key`) when the axis is unknown or time, or the shape is not a box.
-  std::pair<Selector, Selector> periodic_faces(const std::string& axis, const std::string& key) const;
+  std::pair<Selector, Selector> periodic_faces(const std::string& axis,
+                                               const std::string& key) const;
   /// n matched pairs for a periodic condition: points on the low face and the same points moved
   /// to the high face (same other coordinates and time). `faces` comes from periodic_faces.
   std::pair<BoundarySample, BoundarySample> sample_periodic(

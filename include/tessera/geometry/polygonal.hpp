@@ -36,7 +36,9 @@ struct SimplexMesh {
   int dims = 0;
   std::vector<double> points;       ///< [n_points * dims], row-major
   std::vector<std::int64_t> cells;  ///< [n_cells * (dims + 1)], row-major vertex indices
-  std::int64_t point_count() const { return dims ? static_cast<std::int64_t>(points.size()) / dims : 0; }
+  std::int64_t point_count() const {
+    return dims ? static_cast<std::int64_t>(points.size()) / dims : 0;
+  }
   std::int64_t cell_count() const {
     return dims ? static_cast<std::int64_t>(cells.size()) / (dims + 1) : 0;
   }

@@ -18,7 +18,8 @@ class Shape;
 /// first n of them in order: deterministic for a given stream. The round sizes follow the
 /// acceptance seen so far. Throws, naming `what`, when nothing is accepted after 2^24 draws
 /// (the set is empty or of measure zero).
-torch::Tensor collect_accepted(std::int64_t n, const std::function<torch::Tensor(std::int64_t)>& draw,
+torch::Tensor collect_accepted(std::int64_t n,
+                               const std::function<torch::Tensor(std::int64_t)>& draw,
                                const std::string& what);
 
 /// n points uniformly in `shape` by rejection from its bounding box, float64 CPU

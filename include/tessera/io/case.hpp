@@ -25,26 +25,27 @@ struct TimeSpec {
 
 /// One shape of "geometry", read fully (case-format.md "Geometry"); CSG shapes nest.
 struct ShapeSpec {
-  std::string kind;  ///< interval | box | disk | ball | polygon | mesh | union | intersection | difference
-  std::string key;   ///< its case-file key, for messages ("geometry.difference[1]")
+  std::string
+      kind;  ///< interval | box | disk | ball | polygon | mesh | union | intersection | difference
+  std::string key;  ///< its case-file key, for messages ("geometry.difference[1]")
   /// How "inside(<name>)" selectors name it: kind + depth-first count per kind ("disk0").
   std::string name;
-  std::vector<std::array<double, 2>> box;  ///< interval: one entry; box: one per dimension
-  std::vector<double> center;              ///< disk (2), ball (3)
-  double radius = 0.0;                     ///< disk, ball
-  std::vector<std::array<double, 2>> vertices;            ///< polygon given inline
+  std::vector<std::array<double, 2>> box;       ///< interval: one entry; box: one per dimension
+  std::vector<double> center;                   ///< disk (2), ball (3)
+  double radius = 0.0;                          ///< disk, ball
+  std::vector<std::array<double, 2>> vertices;  ///< polygon given inline
   std::vector<std::vector<std::array<double, 2>>> holes;  ///< polygon given inline
-  std::string file;                        ///< mesh; polygon read from a file; resolved path
-  std::vector<ShapeSpec> children;         ///< union, intersection, difference
+  std::string file;                 ///< mesh; polygon read from a file; resolved path
+  std::vector<ShapeSpec> children;  ///< union, intersection, difference
 };
 
 /// "geometry": the top shape and its tags.
 struct GeometrySpec {
-  std::string kind;                            // the top shape's kind
-  std::vector<std::array<double, 2>> box;      // interval: one entry; box: one per dimension
-  std::map<std::string, std::string> tags;     // tag name -> selector text ("x=0")
-  nlohmann::json raw;                          // the shape's JSON, "mesh" paths resolved
-  ShapeSpec shape;                             // the whole shape tree
+  std::string kind;                         // the top shape's kind
+  std::vector<std::array<double, 2>> box;   // interval: one entry; box: one per dimension
+  std::map<std::string, std::string> tags;  // tag name -> selector text ("x=0")
+  nlohmann::json raw;                       // the shape's JSON, "mesh" paths resolved
+  ShapeSpec shape;                          // the whole shape tree
   std::string key = "geometry";
 };
 
@@ -59,18 +60,18 @@ struct EquationSpec {
 struct ConditionSpec {
   std::string name;
   std::string type;
-  std::string on;                   // selector text; "initial" for type initial, unused for periodic/data
-  std::string field;                // dirichlet, neumann, robin, initial
-  std::optional<ExpressionText> value;       // dirichlet, neumann, robin, initial
-  std::optional<ExpressionText> a, b;        // robin
-  std::string derivative;           // initial: "" or the time name ("t") for an initial velocity
-  std::string axis;                 // periodic
+  std::string on;     // selector text; "initial" for type initial, unused for periodic/data
+  std::string field;  // dirichlet, neumann, robin, initial
+  std::optional<ExpressionText> value;  // dirichlet, neumann, robin, initial
+  std::optional<ExpressionText> a, b;   // robin
+  std::string derivative;  // initial: "" or the time name ("t") for an initial velocity
+  std::string axis;        // periodic
   std::optional<ExpressionText> expression;  // residual
-  std::string file;                 // data: resolved against the case file's folder
-  std::vector<std::string> fields;  // data
+  std::string file;                          // data: resolved against the case file's folder
+  std::vector<std::string> fields;           // data
   int64_t points = 256;
   double weight = 1.0;
-  std::string key;                  // "conditions[2]"
+  std::string key;  // "conditions[2]"
 };
 
 struct ParameterSpec {
@@ -85,20 +86,20 @@ struct InterfaceSpec {
 };
 
 struct DecompositionSpec {
-  std::string method = "none";                            // none | xpinn | cpinn
-  std::map<std::string, int> split;                       // coordinate -> pieces
-  std::map<std::string, std::vector<double>> cuts;        // coordinate -> cut positions
-  std::string balance;                                    // "" | "measure"
+  std::string method = "none";                      // none | xpinn | cpinn
+  std::map<std::string, int> split;                 // coordinate -> pieces
+  std::map<std::string, std::vector<double>> cuts;  // coordinate -> cut positions
+  std::string balance;                              // "" | "measure"
   InterfaceSpec interface;
   int ranks_per_subdomain = 1;
 };
 
 struct NetworkSpec {
   std::vector<int64_t> hidden{50, 50, 50};
-  std::string activation = "tanh";                  // tanh | sin | gelu | silu
-  std::optional<double> adaptive_scale;             // adaptive_activation.scale
+  std::string activation = "tanh";                             // tanh | sin | gelu | silu
+  std::optional<double> adaptive_scale;                        // adaptive_activation.scale
   std::optional<std::pair<int64_t, double>> fourier_features;  // (count, scale)
-  std::string init = "xavier_normal";               // xavier_normal | xavier_uniform
+  std::string init = "xavier_normal";                          // xavier_normal | xavier_uniform
 };
 
 struct SubdomainOverride {
@@ -119,15 +120,15 @@ struct DecaySpec {
 };
 
 struct StageSpec {
-  std::string optimizer;          // adam | lbfgs
+  std::string optimizer;  // adam | lbfgs
   int64_t iterations = 1000;
-  double lr = 1e-3;               // adam default 1e-3, lbfgs default 1.0
-  std::optional<DecaySpec> decay; // adam
-  std::optional<double> clip;     // adam: max global gradient norm
-  int64_t history = 50;           // lbfgs
-  double tolerance = 1e-9;        // lbfgs: gradient tolerance
+  double lr = 1e-3;                           // adam default 1e-3, lbfgs default 1.0
+  std::optional<DecaySpec> decay;             // adam
+  std::optional<double> clip;                 // adam: max global gradient norm
+  int64_t history = 50;                       // lbfgs
+  double tolerance = 1e-9;                    // lbfgs: gradient tolerance
   std::optional<int64_t> collocation_points;  // optional per-stage point count
-  std::string key;                // "training.stages[1]"
+  std::string key;                            // "training.stages[1]"
 };
 
 struct WeightingSpec {
@@ -148,22 +149,22 @@ struct TrainingSpec {
 };
 
 struct OutputSpec {
-  std::string directory;             // resolved against the working directory
+  std::string directory;                // resolved against the working directory
   std::map<std::string, int64_t> grid;  // coordinate (time included) -> points
   std::optional<double> mesh_max_cell_size;
   int64_t mesh_times = 11;  ///< output.mesh.times: time values written for space-time problems
-  int64_t every = 0;                 // 0: only at the end
+  int64_t every = 0;        // 0: only at the end
 };
 
 struct Case {
-  std::string file;                  // path of the case file as given
-  std::string folder;                // the case file's folder (relative paths resolve here)
-  nlohmann::json effective;          // the document after --set overrides (for run.json)
+  std::string file;          // path of the case file as given
+  std::string folder;        // the case file's folder (relative paths resolve here)
+  nlohmann::json effective;  // the document after --set overrides (for run.json)
 
   std::string name;
   uint64_t seed = 1234;
-  std::string dtype = "float32";     // float32 | float64
-  std::string device = "auto";       // auto | cpu | cuda
+  std::string dtype = "float32";  // float32 | float64
+  std::string device = "auto";    // auto | cpu | cuda
   std::map<std::string, double> constants;
   std::vector<std::string> coordinates;
   std::optional<TimeSpec> time;
@@ -171,8 +172,8 @@ struct Case {
   GeometrySpec geometry;
   std::vector<EquationSpec> equations;
   std::vector<ConditionSpec> conditions;
-  std::map<std::string, ExpressionText> exact;        // field -> expression
-  std::optional<std::string> reference_file;          // resolved against the case folder
+  std::map<std::string, ExpressionText> exact;  // field -> expression
+  std::optional<std::string> reference_file;    // resolved against the case folder
   std::map<std::string, ParameterSpec> parameters;
   DecompositionSpec decomposition;
   std::map<int, SubdomainOverride> subdomains;

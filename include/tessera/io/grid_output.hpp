@@ -34,11 +34,11 @@ struct MeshPoints {
 /// else it is empty), the shape is [nt?, n_points] and the flat index is
 /// time_index * n_points + point_index.
 struct GridLayout {
-  std::vector<std::string> names;           ///< e.g. {"x", "t"}
-  std::vector<std::vector<double>> axes;    ///< axis values, one vector per name, each non-empty
-                                            ///< (with a mesh: only the time axis, if any)
-  bool has_time = false;                    ///< the last axis is time
-  std::optional<MeshPoints> mesh;           ///< set: the spatial points are this mesh's
+  std::vector<std::string> names;         ///< e.g. {"x", "t"}
+  std::vector<std::vector<double>> axes;  ///< axis values, one vector per name, each non-empty
+                                          ///< (with a mesh: only the time axis, if any)
+  bool has_time = false;                  ///< the last axis is time
+  std::optional<MeshPoints> mesh;         ///< set: the spatial points are this mesh's
 
   /// Number of output points: product of the axis lengths; with a mesh
   /// n_points * (number of times, or 1).
@@ -68,10 +68,11 @@ struct GridContribution {
 
 /// File-level metadata; identical on every rank.
 struct GridFileInfo {
-  std::string case_name;                               ///< root attribute "case_name"
-  std::map<std::string, double> attributes_double;     ///< root attributes: iterations, wall_seconds, rel_l2_u ...
-  std::map<std::string, std::string> attributes_string;///< root attributes (strings)
-  std::map<std::string, double> parameters;            ///< /parameters/<name> float64 scalars
+  std::string case_name;  ///< root attribute "case_name"
+  std::map<std::string, double>
+      attributes_double;  ///< root attributes: iterations, wall_seconds, rel_l2_u ...
+  std::map<std::string, std::string> attributes_string;  ///< root attributes (strings)
+  std::map<std::string, double> parameters;              ///< /parameters/<name> float64 scalars
 };
 
 /// Writes `<directory>/<stem>.h5` (all ranks, MPI-IO driver, collective point-selection writes)

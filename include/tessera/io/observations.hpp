@@ -16,7 +16,7 @@ struct Observations {
 /// Reads and checks the file: shapes, one value per point for every field in `fields`, all
 /// finite. Errors name the file (as `key` says where it came from) and the dataset, and list
 /// what the file has. Not collective.
-Observations read_observations(const std::string& path, int dims, const std::vector<std::string>& fields,
-                               const std::string& key);
+Observations read_observations(const std::string& path, int dims,
+                               const std::vector<std::string>& fields, const std::string& key);
 
 }  // namespace tessera::io

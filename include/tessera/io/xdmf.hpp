@@ -12,8 +12,8 @@ namespace tessera::io {
 ///   `fields`        float64 fields under /fields (not "subdomain")
 ///   `with_subdomain` whether /fields/subdomain (int32) exists
 /// Space of 2 or 3 dimensions: 2DRectMesh/3DRectMesh with VXVY/VXVYVZ geometry from /grid.
-/// Space of 1 dimension: a Polyline over /xdmf/points with /xdmf/segments, so ParaView shows a line.
-/// Mesh layout: Triangle (2-D) or Tetrahedron (3-D) topology over /mesh/cells (64-bit Int)
+/// Space of 1 dimension: a Polyline over /xdmf/points with /xdmf/segments, so ParaView shows a
+/// line. Mesh layout: Triangle (2-D) or Tetrahedron (3-D) topology over /mesh/cells (64-bit Int)
 /// with XY or XYZ geometry from /mesh/points; node-centred attributes of [n_points] values.
 /// Space-time: a Temporal collection, one grid per time value, whose attributes read
 /// /steps/<k>/<field> (ParaView's Xdmf3 reader ignores HyperSlab items; facts.md).

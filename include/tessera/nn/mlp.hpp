@@ -2,8 +2,8 @@
 /// The per-subdomain network: input normalisation to [-1, 1] over the subdomain's box,
 /// optional Fourier features, a tanh/sin/gelu/silu MLP with optional Jagtap adaptive
 /// activation, and a linear output layer (one output per field).
-#include <torch/types.h>
 #include <torch/nn/module.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <optional>
@@ -21,16 +21,17 @@ Activation parse_activation(const std::string& name, const std::string& key);
 torch::Tensor activate(Activation activation, const torch::Tensor& z);
 
 struct MlpOptions {
-  int64_t inputs = 2;                 ///< number of input coordinates (time included)
-  int64_t outputs = 1;                ///< number of fields
+  int64_t inputs = 2;   ///< number of input coordinates (time included)
+  int64_t outputs = 1;  ///< number of fields
   std::vector<int64_t> hidden{50, 50, 50};
   Activation activation = Activation::tanh;
-  std::optional<double> adaptive_scale;  ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
-  int64_t fourier_count = 0;          ///< 0: no Fourier features
-  double fourier_scale = 1.0;         ///< std of the fixed Fourier matrix entries
-  bool xavier_uniform = false;        ///< default: Xavier-normal
-  std::vector<double> lower, upper;   ///< input box used for normalisation to [-1, 1]
-  uint64_t seed = 1234;               ///< initialisation stream: (seed, subdomain, "init")
+  std::optional<double>
+      adaptive_scale;                ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
+  int64_t fourier_count = 0;         ///< 0: no Fourier features
+  double fourier_scale = 1.0;        ///< std of the fixed Fourier matrix entries
+  bool xavier_uniform = false;       ///< default: Xavier-normal
+  std::vector<double> lower, upper;  ///< input box used for normalisation to [-1, 1]
+  uint64_t seed = 1234;              ///< initialisation stream: (seed, subdomain, "init")
   int64_t subdomain = 0;
 };
 

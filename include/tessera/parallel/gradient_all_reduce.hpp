@@ -26,7 +26,8 @@ class GradientAllReduce {
   /// gradient contributes zeros and receives the sum); `extras` (e.g. loss values) ride in the
   /// same bucket and are summed too. All tensors share one dtype and device. One all-reduce.
   /// Collective over comm.
-  void sum_gradients(const std::vector<torch::Tensor>& tensors, std::vector<double>* extras = nullptr);
+  void sum_gradients(const std::vector<torch::Tensor>& tensors,
+                     std::vector<double>* extras = nullptr);
 
   /// All-reduce calls made so far (the test counts one per step).
   int64_t calls() const { return calls_; }

@@ -27,9 +27,9 @@ struct Subdomain {
 struct Interface {
   int id = 0;
   int lower = 0, upper = 0;
-  int axis = 0;            ///< input axis the cut is normal to (may be time)
+  int axis = 0;  ///< input axis the cut is normal to (may be time)
   double position = 0.0;
-  geometry::Box facet;     ///< lo[axis] == hi[axis] == position
+  geometry::Box facet;  ///< lo[axis] == hi[axis] == position
 };
 
 struct PartitionSpec {

@@ -51,6 +51,7 @@ std::vector<torch::Tensor> equation_residuals(const std::vector<Equation>& equat
                                               bool create_graph);
 
 /// Union of the derivatives the expressions read.
-std::set<expr::DerivativeKey> derivatives_of(const std::vector<const expr::Expression*>& expressions);
+std::set<expr::DerivativeKey> derivatives_of(
+    const std::vector<const expr::Expression*>& expressions);
 
 }  // namespace tessera::physics

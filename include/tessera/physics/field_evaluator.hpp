@@ -15,16 +15,18 @@
 namespace tessera::physics {
 
 /// Which derivative engine computes the partials.
-using DerivativeEngine = std::function<autodiff::Partials(
-    const autodiff::NetworkFunction&, const torch::Tensor&, const std::set<autodiff::Partial>&,
-    bool)>;
+using DerivativeEngine =
+    std::function<autodiff::Partials(const autodiff::NetworkFunction&, const torch::Tensor&,
+                                     const std::set<autodiff::Partial>&, bool)>;
 
 class FieldEvaluator {
  public:
   /// `parameters`: the shared trainable parameters the expressions read (null: none).
   FieldEvaluator(autodiff::NetworkFunction network, DerivativeEngine engine,
                  std::shared_ptr<const SharedParameters> parameters = nullptr)
-      : network_(std::move(network)), engine_(std::move(engine)), parameters_(std::move(parameters)) {}
+      : network_(std::move(network)),
+        engine_(std::move(engine)),
+        parameters_(std::move(parameters)) {}
 
   /// The environment at points x [n, inputs] (dtype/device of the network) holding every
   /// derivative in `keys`; `create_graph` keeps them differentiable for a training loss.

@@ -33,9 +33,8 @@ class InterfaceSide {
   /// `fields` unknowns; `fluxes[e][k]` is equation e's flux along spatial axis k (cPINN; may be
   /// empty otherwise).
   InterfaceSide(int interface_id, int side, int axis, const torch::Tensor& points, int fields,
-                std::vector<Equation> equations,
-                std::vector<std::vector<expr::Expression>> fluxes, InterfaceWeights weights,
-                int spatial_dims, Replica replica = {});
+                std::vector<Equation> equations, std::vector<std::vector<expr::Expression>> fluxes,
+                InterfaceWeights weights, int spatial_dims, Replica replica = {});
 
   int interface_id() const { return interface_id_; }
   /// 0: the lower subdomain, 1: the upper.

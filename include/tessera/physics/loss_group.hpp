@@ -60,7 +60,8 @@ class LossGroup {
   /// Draws new points (advancing the group's own random stream).
   virtual void resample() = 0;
   /// The terms on the current points; `create_graph` for training losses.
-  virtual std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const = 0;
+  virtual std::vector<TermValue> evaluate(const FieldEvaluator& fields,
+                                          bool create_graph) const = 0;
   /// Names of the terms evaluate() returns, in order.
   virtual std::vector<std::string> term_names() const = 0;
   /// Points per resample (for `tessera check`).

@@ -13,13 +13,13 @@ struct LogRecord {
   std::string stage;
   double wall_s = 0;
   double lr = 0;
-  double loss = 0;                            ///< weighted sum of the terms
-  std::map<std::string, double> terms;        ///< unweighted global mean squares
-  std::map<std::string, double> weights;      ///< current weights (adaptive weighting moves them)
-  std::map<std::string, double> rel_l2;       ///< per field, when an exact/reference exists
-  std::map<std::string, double> parameters;   ///< learned scalars
-  std::map<std::string, double> time_s;       ///< compute, exchange, wait, sync (this rank)
-  double interface_jump = -1;                 ///< RMS field jump over all interfaces (-1: none)
+  double loss = 0;                           ///< weighted sum of the terms
+  std::map<std::string, double> terms;       ///< unweighted global mean squares
+  std::map<std::string, double> weights;     ///< current weights (adaptive weighting moves them)
+  std::map<std::string, double> rel_l2;      ///< per field, when an exact/reference exists
+  std::map<std::string, double> parameters;  ///< learned scalars
+  std::map<std::string, double> time_s;      ///< compute, exchange, wait, sync (this rank)
+  double interface_jump = -1;                ///< RMS field jump over all interfaces (-1: none)
   bool final = false;
 };
 

@@ -24,7 +24,8 @@ Key state_key(const torch::Tensor& parameter) {
   }
 }
 
-void save_optimizer(const torch::optim::Optimizer& optimizer, torch::serialize::OutputArchive& archive);
+void save_optimizer(const torch::optim::Optimizer& optimizer,
+                    torch::serialize::OutputArchive& archive);
 /// Into an optimizer built over the same parameters as the saved one.
 void load_optimizer(torch::optim::Optimizer& optimizer, torch::serialize::InputArchive& archive);
 

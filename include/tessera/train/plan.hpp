@@ -17,10 +17,10 @@ struct StagePlan {
   double lr = 1e-3;
   std::optional<double> decay_rate;  ///< adam: lr * rate^(floor(k / decay_every))
   int64_t decay_every = 1000;
-  std::optional<double> clip;        ///< adam: max global gradient norm
-  int64_t history = 50;              ///< lbfgs
-  double tolerance = 1e-9;           ///< lbfgs: stop when the largest gradient entry is below
-  std::optional<int64_t> points;     ///< collocation points from this stage on
+  std::optional<double> clip;     ///< adam: max global gradient norm
+  int64_t history = 50;           ///< lbfgs
+  double tolerance = 1e-9;        ///< lbfgs: stop when the largest gradient entry is below
+  std::optional<int64_t> points;  ///< collocation points from this stage on
 };
 
 /// Gradient-norm balancing (Wang et al. 2023): every `every` Adam iterations each term i gets
@@ -35,11 +35,11 @@ struct AdaptiveWeighting {
 struct TrainingPlan {
   std::vector<StagePlan> stages;
   int64_t log_every = 100;
-  int64_t resample_every = 0;                ///< 0: never (Adam stages only)
-  std::map<std::string, double> weights;     ///< term name -> weight (missing: 1)
+  int64_t resample_every = 0;             ///< 0: never (Adam stages only)
+  std::map<std::string, double> weights;  ///< term name -> weight (missing: 1)
   AdaptiveWeighting adaptive;
-  std::optional<double> time_limit;          ///< seconds
-  int64_t checkpoint_every = 0;              ///< 0: only at the end and when stopped
+  std::optional<double> time_limit;  ///< seconds
+  int64_t checkpoint_every = 0;      ///< 0: only at the end and when stopped
 };
 
 static inline const char* optimizer_name(OptimizerKind kind) {

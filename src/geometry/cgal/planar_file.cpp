@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "planar_rings.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/planar.hpp"
-#include "planar_rings.hpp"
 
 namespace tessera::geometry {
 
@@ -46,8 +46,9 @@ std::vector<Ring> boundary_rings(const std::string& path, const std::vector<Epic
                                          << " vertices; faces need at least 3");
     Ring ring;
     for (const auto v : face) {
-      TESSERA_CHECK(v < points.size(), path << ": face " << f << " uses vertex " << v << " but the file has "
-                                            << points.size() << " vertices");
+      TESSERA_CHECK(v < points.size(), path << ": face " << f << " uses vertex " << v
+                                            << " but the file has " << points.size()
+                                            << " vertices");
       ring.push_back(vertices[merged[v]]);
     }
     const double twice = std::abs(CGAL::to_double(to_cgal(ring).area())) * 2.0;
@@ -58,8 +59,9 @@ std::vector<Ring> boundary_rings(const std::string& path, const std::vector<Epic
       TESSERA_CHECK(a != b, path << ": face " << f << " repeats a vertex; remove degenerate faces");
       if (a > b) std::swap(a, b);
       const int count = ++uses[{a, b}];
-      TESSERA_CHECK(count <= 2, path << ": the edge from " << point_text(vertices[a][0], vertices[a][1])
-                                     << " to " << point_text(vertices[b][0], vertices[b][1])
+      TESSERA_CHECK(count <= 2, path << ": the edge from "
+                                     << point_text(vertices[a][0], vertices[a][1]) << " to "
+                                     << point_text(vertices[b][0], vertices[b][1])
                                      << " is shared by more than 2 faces; faces must not overlap");
     }
   }
@@ -70,10 +72,11 @@ std::vector<Ring> boundary_rings(const std::string& path, const std::vector<Epic
     neighbours[edge.second].push_back(edge.first);
   }
   for (const auto& [v, next] : neighbours) {
-    TESSERA_CHECK(next.size() == 2, path << ": " << next.size() << " boundary edges meet at "
-                                         << point_text(vertices[v][0], vertices[v][1])
-                                         << " (expected 2); faces must share whole edges, and the "
-                                            "polygons and holes they form must not touch each other");
+    TESSERA_CHECK(next.size() == 2,
+                  path << ": " << next.size() << " boundary edges meet at "
+                       << point_text(vertices[v][0], vertices[v][1])
+                       << " (expected 2); faces must share whole edges, and the "
+                          "polygons and holes they form must not touch each other");
   }
   std::vector<Ring> rings;
   std::map<int, bool> done;
@@ -105,7 +108,8 @@ PolygonSet read_polygon_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   TESSERA_CHECK(fs::exists(path, error), path << ": file not found; check the path");
-  TESSERA_CHECK(fs::is_regular_file(path, error), path << ": not a regular file; give a polygon file");
+  TESSERA_CHECK(fs::is_regular_file(path, error),
+                path << ": not a regular file; give a polygon file");
   const std::string extension = lower(fs::path(path).extension().string());
   std::vector<Epick::Point_3> points;
   std::vector<std::vector<std::size_t>> faces;
@@ -126,26 +130,27 @@ PolygonSet read_polygon_file(const std::string& path) {
     TESSERA_FAIL(path << ": cannot read the file (" << e.what() << "); check that it is a valid "
                       << extension.substr(1) << " file");
   }
-  TESSERA_CHECK(ok, path << ": cannot read the file; check that it is a valid " << extension.substr(1)
-                         << " file");
+  TESSERA_CHECK(ok, path << ": cannot read the file; check that it is a valid "
+                         << extension.substr(1) << " file");
   TESSERA_CHECK(!faces.empty() && !points.empty(),
                 path << ": the file has no faces; a polygon file needs faces covering the region");
 
   double extent = 0.0;
   for (int axis = 0; axis < 3; ++axis) {
-    auto [lo, hi] = std::minmax_element(points.begin(), points.end(), [axis](const auto& p, const auto& q) {
-      return p[axis] < q[axis];
-    });
+    auto [lo, hi] =
+        std::minmax_element(points.begin(), points.end(),
+                            [axis](const auto& p, const auto& q) { return p[axis] < q[axis]; });
     extent = std::max(extent, (*hi)[axis] - (*lo)[axis]);
   }
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     TESSERA_CHECK(std::isfinite(p.x()) && std::isfinite(p.y()) && std::isfinite(p.z()),
                   path << ": vertex " << i << " is not finite");
-    TESSERA_CHECK(std::abs(p.z()) <= 1e-12 * extent,
-                  path << ": vertex " << i << " has z = " << p.z()
-                       << "; a 2-D polygon file must lie in the plane z = 0 (for a 3-D surface use a "
-                          "3-D geometry)");
+    TESSERA_CHECK(
+        std::abs(p.z()) <= 1e-12 * extent,
+        path << ": vertex " << i << " has z = " << p.z()
+             << "; a 2-D polygon file must lie in the plane z = 0 (for a 3-D surface use a "
+                "3-D geometry)");
   }
 
   double face_area = 0.0;
@@ -159,7 +164,8 @@ PolygonSet read_polygon_file(const std::string& path) {
       edges.insert(edges.end(), e.begin(), e.end());
       sizes.push_back(static_cast<int>(rings[r].size()));
     }
-    const auto c = first_contact(edges, sizes, [](const Edge& e, const Edge& f) { return e.ring != f.ring; });
+    const auto c =
+        first_contact(edges, sizes, [](const Edge& e, const Edge& f) { return e.ring != f.ring; });
     TESSERA_CHECK(!c, path << ": faces overlap near " << point_text(c->x, c->y)
                            << "; remove the overlapping faces");
   }
@@ -172,7 +178,8 @@ PolygonSet read_polygon_file(const std::string& path) {
   }
   std::vector<std::size_t> order(rings.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](auto i, auto j) { return ring_area[i] > ring_area[j]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto i, auto j) { return ring_area[i] > ring_area[j]; });
   std::vector<int> depth(rings.size(), 0), polygon_of(rings.size(), -1);
   PolygonSet region;
   for (std::size_t k = 0; k < order.size(); ++k) {

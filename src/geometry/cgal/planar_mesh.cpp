@@ -48,7 +48,8 @@ struct FaceInfo {
 };
 
 using Itag = CGAL::Exact_predicates_tag;
-using Fb = CGAL::Constrained_triangulation_face_base_2<K, CGAL::Triangulation_face_base_with_info_2<FaceInfo, K>>;
+using Fb = CGAL::Constrained_triangulation_face_base_2<
+    K, CGAL::Triangulation_face_base_with_info_2<FaceInfo, K>>;
 using Cdt = CGAL::Constrained_Delaunay_triangulation_2<
     K, CGAL::Triangulation_data_structure_2<CGAL::Triangulation_vertex_base_2<K>, Fb>, Itag>;
 using MeshFb = CGAL::Delaunay_mesh_face_base_2<K, Fb>;
@@ -162,7 +163,8 @@ struct PlanarLocator::Impl {
   }
 };
 
-PlanarLocator::PlanarLocator(const PolygonSet& region, double tolerance) : impl_(std::make_unique<Impl>()) {
+PlanarLocator::PlanarLocator(const PolygonSet& region, double tolerance)
+    : impl_(std::make_unique<Impl>()) {
   TESSERA_CHECK(std::isfinite(tolerance) && tolerance >= 0,
                 "PlanarLocator: expected a finite tolerance >= 0, got " << tolerance);
   Impl& m = *impl_;
@@ -235,9 +237,9 @@ SimplexMesh mesh_region(const PolygonSet& region, double max_cell_size) {
   // An equilateral triangle of side max_cell_size has area 0.433 h^2; refuse absurd requests
   // before spending hours in the mesher.
   const double estimate = region_area / (0.433 * max_cell_size * max_cell_size);
-  TESSERA_CHECK(estimate < 5e7, "mesh_region: max_cell_size " << max_cell_size << " would make about "
-                                                              << estimate
-                                                              << " triangles; use a larger cell size");
+  TESSERA_CHECK(estimate < 5e7, "mesh_region: max_cell_size "
+                                    << max_cell_size << " would make about " << estimate
+                                    << " triangles; use a larger cell size");
   using Criteria = CGAL::Delaunay_mesh_size_criteria_2<MeshCdt>;
   CGAL::refine_Delaunay_mesh_2(cdt, Criteria(0.125, max_cell_size), /*domain_specified=*/true);
   return extract(cdt, [](auto f) { return f->is_in_domain(); });

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "planar_rings.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/planar.hpp"
-#include "planar_rings.hpp"
 
 namespace tessera::geometry {
 namespace cgal {
@@ -34,9 +34,7 @@ IPolygon to_cgal(const Ring& ring) {
 }
 
 // Exact orientation of a simple ring.
-CGAL::Orientation ring_orientation(const Ring& ring) {
-  return to_cgal(ring).orientation();
-}
+CGAL::Orientation ring_orientation(const Ring& ring) { return to_cgal(ring).orientation(); }
 
 std::string point_text(double x, double y) {
   std::ostringstream s;
@@ -101,8 +99,9 @@ std::optional<Contact> contact(const Edge& e, const Edge& f, bool are_adjacent) 
 // The first contact between two edges accepted by `consider`, found by a sweep over the
 // edges' bounding boxes in x (near-linear for ordinary polygons). Sizes: ring sizes by ring id,
 // for adjacency.
-std::optional<Contact> first_contact(std::vector<Edge>& edges, const std::vector<int>& sizes,
-                                     const std::function<bool(const Edge&, const Edge&)>& consider) {
+std::optional<Contact> first_contact(
+    std::vector<Edge>& edges, const std::vector<int>& sizes,
+    const std::function<bool(const Edge&, const Edge&)>& consider) {
   std::sort(edges.begin(), edges.end(), [](const Edge& e, const Edge& f) {
     if (e.box.xmin() != f.box.xmin()) return e.box.xmin() < f.box.xmin();
     if (e.ring != f.ring) return e.ring < f.ring;
@@ -110,12 +109,13 @@ std::optional<Contact> first_contact(std::vector<Edge>& edges, const std::vector
   });
   std::optional<Contact> best;
   auto rank = [](const Contact& c) {
-    return std::make_tuple(std::min(c.first->ring, c.second->ring), std::max(c.first->ring, c.second->ring),
-                           std::min(c.first->index, c.second->index),
-                           std::max(c.first->index, c.second->index));
+    return std::make_tuple(
+        std::min(c.first->ring, c.second->ring), std::max(c.first->ring, c.second->ring),
+        std::min(c.first->index, c.second->index), std::max(c.first->index, c.second->index));
   };
   for (std::size_t i = 0; i < edges.size(); ++i) {
-    for (std::size_t j = i + 1; j < edges.size() && edges[j].box.xmin() <= edges[i].box.xmax(); ++j) {
+    for (std::size_t j = i + 1; j < edges.size() && edges[j].box.xmin() <= edges[i].box.xmax();
+         ++j) {
       const Edge& e = edges[i];
       const Edge& f = edges[j];
       if (!consider(e, f)) continue;
@@ -151,17 +151,18 @@ void check_ring(const Ring& ring, const std::string& where, bool is_hole) {
   const char* noun = is_hole ? "a hole" : "a polygon";
   for (std::size_t i = 0; i < ring.size(); ++i) {
     TESSERA_CHECK(std::isfinite(ring[i][0]) && std::isfinite(ring[i][1]),
-                  where << ": vertex " << i << " is not finite " << point_text(ring[i][0], ring[i][1])
-                        << "; give finite coordinates");
+                  where << ": vertex " << i << " is not finite "
+                        << point_text(ring[i][0], ring[i][1]) << "; give finite coordinates");
   }
-  TESSERA_CHECK(ring.size() >= 3, where << ": " << noun << " needs at least 3 vertices, got "
-                                        << ring.size());
+  TESSERA_CHECK(ring.size() >= 3,
+                where << ": " << noun << " needs at least 3 vertices, got " << ring.size());
   const std::size_t n = ring.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t j = (i + 1) % n;
     if (ring[i] != ring[j]) continue;
     if (j == 0) {
-      TESSERA_FAIL(where << ": the last vertex repeats the first " << point_text(ring[i][0], ring[i][1])
+      TESSERA_FAIL(where << ": the last vertex repeats the first "
+                         << point_text(ring[i][0], ring[i][1])
                          << "; rings close by themselves, remove the last vertex");
     }
     TESSERA_FAIL(where << ": vertices " << i << " and " << j << " are the same point "
@@ -174,12 +175,13 @@ void check_ring(const Ring& ring, const std::string& where, bool is_hole) {
     const auto c = first_contact(edges, sizes, [](const Edge&, const Edge&) { return true; });
     if (c) {
       const int i = c->first->index, j = c->second->index;
-      TESSERA_FAIL(where << ": edges " << i << " and " << j << " (vertices " << i << "-" << (i + 1) % n
-                         << " and " << j << "-" << (j + 1) % n << ") " << c->how << " at "
-                         << point_text(c->x, c->y) << "; " << noun << " must not cross or touch itself");
+      TESSERA_FAIL(where << ": edges " << i << " and " << j << " (vertices " << i << "-"
+                         << (i + 1) % n << " and " << j << "-" << (j + 1) % n << ") " << c->how
+                         << " at " << point_text(c->x, c->y) << "; " << noun
+                         << " must not cross or touch itself");
     }
-    TESSERA_FAIL(where << ": " << noun << " is not simple (its edges cross); "
-                       << noun << " must not cross itself");
+    TESSERA_FAIL(where << ": " << noun << " is not simple (its edges cross); " << noun
+                       << " must not cross itself");
   }
   TESSERA_CHECK(polygon.area() != 0, where << ": " << noun << " has zero area; check the vertices");
 }
@@ -220,7 +222,8 @@ Ring to_ring(const EPolygon& polygon) {
 EPolygon to_exact(const Ring& ring, bool counterclockwise) {
   EPolygon polygon;
   for (const auto& p : ring) polygon.push_back(Epeck::Point_2(p[0], p[1]));
-  if ((polygon.orientation() == CGAL::COUNTERCLOCKWISE) != counterclockwise) polygon.reverse_orientation();
+  if ((polygon.orientation() == CGAL::COUNTERCLOCKWISE) != counterclockwise)
+    polygon.reverse_orientation();
   return polygon;
 }
 
@@ -253,17 +256,22 @@ PolygonWithHoles checked_polygon(PolygonWithHoles polygon, const std::string& ke
     edges.insert(edges.end(), e.begin(), e.end());
     sizes.push_back(static_cast<int>(ring_of(r).size()));
   }
-  const auto c = first_contact(edges, sizes, [](const Edge& e, const Edge& f) { return e.ring != f.ring; });
+  const auto c =
+      first_contact(edges, sizes, [](const Edge& e, const Edge& f) { return e.ring != f.ring; });
   if (c) {
     const int a = c->first->ring, b = c->second->ring;
     const std::string where = point_text(c->x, c->y);
     if (a == 0) {
-      TESSERA_FAIL(ring_key(key, b) << ": the hole " << (c->how == "cross" ? "crosses" : c->how == "touch" ? "touches" : "overlaps")
+      TESSERA_FAIL(ring_key(key, b) << ": the hole "
+                                    << (c->how == "cross"   ? "crosses"
+                                        : c->how == "touch" ? "touches"
+                                                            : "overlaps")
                                     << " the outer ring at " << where
                                     << "; a hole must lie strictly inside the polygon");
     }
-    TESSERA_FAIL(ring_key(key, a) << " and " << ring_key(key, b) << ": the holes overlap or touch at "
-                                  << where << "; holes must be disjoint (merge them into one hole)");
+    TESSERA_FAIL(ring_key(key, a) << " and " << ring_key(key, b)
+                                  << ": the holes overlap or touch at " << where
+                                  << "; holes must be disjoint (merge them into one hole)");
   }
   const IPolygon outer = to_cgal(polygon.outer);
   std::vector<IPolygon> holes;
@@ -272,15 +280,17 @@ PolygonWithHoles checked_polygon(PolygonWithHoles polygon, const std::string& ke
     const auto& v = holes[j].vertex(0);
     TESSERA_CHECK(outer.bounded_side(v) == CGAL::ON_BOUNDED_SIDE,
                   ring_key(key, static_cast<int>(j) + 1)
-                      << ": the hole is not inside the polygon (vertex 0 " << point_text(v.x(), v.y())
-                      << " lies outside " << key << ".vertices); a hole must lie strictly inside");
+                      << ": the hole is not inside the polygon (vertex 0 "
+                      << point_text(v.x(), v.y()) << " lies outside " << key
+                      << ".vertices); a hole must lie strictly inside");
   }
   // No edges meet, so one vertex decides whether a hole lies inside another.
   for (std::size_t i = 0; i < holes.size(); ++i) {
     for (std::size_t j = 0; j < holes.size(); ++j) {
       if (i == j) continue;
       const auto bi = holes[i].bbox(), bj = holes[j].bbox();
-      if (bi.xmin() < bj.xmin() || bi.xmax() > bj.xmax() || bi.ymin() < bj.ymin() || bi.ymax() > bj.ymax()) {
+      if (bi.xmin() < bj.xmin() || bi.xmax() > bj.xmax() || bi.ymin() < bj.ymin() ||
+          bi.ymax() > bj.ymax()) {
         continue;
       }
       TESSERA_CHECK(holes[j].bounded_side(holes[i].vertex(0)) != CGAL::ON_BOUNDED_SIDE,
@@ -318,9 +328,15 @@ PolygonSet boolean(const PolygonSet& a, const PolygonSet& b, BooleanOp op) {
   EPolygonSet result = to_exact_set(a);
   const EPolygonSet other = to_exact_set(b);
   switch (op) {
-    case BooleanOp::union_: result.join(other); break;
-    case BooleanOp::intersection: result.intersection(other); break;
-    case BooleanOp::difference: result.difference(other); break;
+    case BooleanOp::union_:
+      result.join(other);
+      break;
+    case BooleanOp::intersection:
+      result.intersection(other);
+      break;
+    case BooleanOp::difference:
+      result.difference(other);
+      break;
   }
   std::vector<EPolygonWithHoles> pieces;
   result.polygons_with_holes(std::back_inserter(pieces));

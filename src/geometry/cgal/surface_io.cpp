@@ -22,9 +22,9 @@
 #include <map>
 #include <utility>
 
+#include "surface_mesh.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/surface.hpp"
-#include "surface_mesh.hpp"
 
 namespace tessera::geometry {
 namespace {
@@ -318,11 +318,13 @@ Mesh to_mesh(const TriangleSurface& surface, const std::string& who) {
   Mesh mesh;
   std::vector<Mesh::Vertex_index> vertex;
   vertex.reserve(surface.vertices.size());
-  for (const auto& p : surface.vertices) vertex.push_back(mesh.add_vertex(CgalPoint(p[0], p[1], p[2])));
+  for (const auto& p : surface.vertices)
+    vertex.push_back(mesh.add_vertex(CgalPoint(p[0], p[1], p[2])));
   for (const auto& t : surface.triangles) {
-    TESSERA_CHECK(mesh.add_face(vertex.at(t[0]), vertex.at(t[1]), vertex.at(t[2])) != Mesh::null_face(),
-                  who << ": internal error: a surface that is not a manifold reached the CGAL layer "
-                         "(use checked_surface first)");
+    TESSERA_CHECK(
+        mesh.add_face(vertex.at(t[0]), vertex.at(t[1]), vertex.at(t[2])) != Mesh::null_face(),
+        who << ": internal error: a surface that is not a manifold reached the CGAL layer "
+               "(use checked_surface first)");
   }
   return mesh;
 }

@@ -9,9 +9,9 @@
 
 #include <cmath>
 
+#include "surface_mesh.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/surface.hpp"
-#include "surface_mesh.hpp"
 
 namespace tessera::geometry {
 namespace {

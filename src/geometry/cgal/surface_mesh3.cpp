@@ -20,9 +20,9 @@
 #include <cmath>
 #include <map>
 
+#include "surface_mesh.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/geometry/surface.hpp"
-#include "surface_mesh.hpp"
 
 namespace tessera::geometry {
 namespace {

@@ -12,11 +12,13 @@ namespace tessera::parallel {
 namespace {
 
 void check_cuda(cudaError_t status, const char* what) {
-  TESSERA_CHECK(status == cudaSuccess, "CUDA " << what << " failed: " << cudaGetErrorString(status));
+  TESSERA_CHECK(status == cudaSuccess,
+                "CUDA " << what << " failed: " << cudaGetErrorString(status));
 }
 
 void check_nccl(ncclResult_t status, const char* what) {
-  TESSERA_CHECK(status == ncclSuccess, "NCCL " << what << " failed: " << ncclGetErrorString(status));
+  TESSERA_CHECK(status == ncclSuccess,
+                "NCCL " << what << " failed: " << ncclGetErrorString(status));
 }
 
 /// This rank's index among the ranks of its node (the GPU it binds to, modulo the count).
@@ -57,16 +59,18 @@ NcclAllReduce::~NcclAllReduce() {
 }
 
 void NcclAllReduce::sum_in_place(torch::Tensor& bucket) {
-  TESSERA_CHECK(bucket.is_cuda() && bucket.is_contiguous(), "internal: NCCL needs a contiguous CUDA tensor");
+  TESSERA_CHECK(bucket.is_cuda() && bucket.is_contiguous(),
+                "internal: NCCL needs a contiguous CUDA tensor");
   const ncclDataType_t type = bucket.scalar_type() == torch::kFloat32 ? ncclFloat32 : ncclFloat64;
   TESSERA_CHECK(bucket.scalar_type() == torch::kFloat32 || bucket.scalar_type() == torch::kFloat64,
                 "internal: gradient all-reduce supports float32 and float64 only");
   check_cuda(cudaSetDevice(static_cast<int>(bucket.device().index())), "cudaSetDevice");
   // LibTorch queued the gradients on its own stream; NCCL runs on ours, so wait for the device.
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  check_nccl(ncclAllReduce(bucket.data_ptr(), bucket.data_ptr(), static_cast<size_t>(bucket.numel()),
-                           type, ncclSum, state_->comm, state_->stream),
-             "ncclAllReduce");
+  check_nccl(
+      ncclAllReduce(bucket.data_ptr(), bucket.data_ptr(), static_cast<size_t>(bucket.numel()), type,
+                    ncclSum, state_->comm, state_->stream),
+      "ncclAllReduce");
   check_cuda(cudaStreamSynchronize(state_->stream), "cudaStreamSynchronize");
 }
 

@@ -10,8 +10,9 @@ namespace tessera::parallel {
 struct NcclAllReduce::State {};
 
 NcclAllReduce::NcclAllReduce(const Communicator&) {
-  TESSERA_FAIL("gradients on a CUDA device need the NCCL backend, but this build has none "
-               "(CMake found no CUDA toolkit with NCCL); rebuild with NCCL or set \"device\": \"cpu\"");
+  TESSERA_FAIL(
+      "gradients on a CUDA device need the NCCL backend, but this build has none "
+      "(CMake found no CUDA toolkit with NCCL); rebuild with NCCL or set \"device\": \"cpu\"");
 }
 
 NcclAllReduce::~NcclAllReduce() = default;
