@@ -12,7 +12,7 @@ Cole-Hopf (Basdevant et al. 1986, Computers & Fluids 14:23-41):
 evaluated with Gauss-Hermite quadrature after e = sqrt(4 nu t) z. Exponents are combined in
 log space (log-sum-exp), so small nu does not overflow.
 
-Writes an HDF5 file laid out like Tessera's grid output (output-format.md):
+Writes an HDF5 file laid out like Tessera's grid output (docs/output-format.md, "Grid output"):
     /grid/x [nx], /grid/t [nt], /fields/u [nt, nx] float64, root attributes nu, nodes, ...
 
 Usage (Debian's /usr/bin/python3 has numpy, scipy and h5py):

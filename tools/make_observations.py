@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Makes an observation file for a `data` condition (case-format.md): /points [n, dims] and
-/values/<field> [n], from a closed-form solution or from a reference grid file, with chosen
-relative noise.
+"""Makes an observation file for a `data` condition (docs/case-format.md, "Conditions"):
+/points [n, dims] and /values/<field> [n], from a closed-form solution or from a reference grid
+file, with chosen relative noise.
 
   # from a closed form (numpy syntax; ^ also means power), uniform random points in the box
   tools/make_observations.py --domain x=0:1 --domain t=0:1 --exact 'u=sin(pi*x)*exp(-0.1*pi^2*t)' \

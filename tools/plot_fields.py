@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots a field of a Tessera run's grid output (<name>.h5, see output-format.md) as a PNG.
+"""Plots a field of a Tessera run's grid output (<name>.h5, see docs/output-format.md) as a PNG.
 
 Panels: the field, its error against the exact solution or reference (when the file has
 one), and the subdomain map (which subdomain's network produced each value). Points outside

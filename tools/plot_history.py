@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots a Tessera run's training history (history.jsonl, see output-format.md) as a PNG.
+"""Plots a Tessera run's training history (history.jsonl, see docs/output-format.md) as a PNG.
 
 Panels, all against the iteration: the loss and each unweighted loss term (log scale), the
 relative L2 error of each field (and the interface jump of decomposed runs), the learning

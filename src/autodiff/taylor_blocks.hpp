@@ -36,7 +36,8 @@ struct Blocks {
 
 // Calls copy(p, at) for every point: p its row in a [K, n, w] stream, `at` where its w
 // values start in the blocked layout (one every `size` elements). Walking block by block
-// avoids a division per point (the conversions took 1 % of a seed-problem iteration).
+// avoids a division per point, a measurable cost of the conversions (docs/benchmarks.md,
+// "Blocked layout conversions").
 template <typename Copy>
 void for_each_point(const Blocks& blocks, int64_t w, const Copy& copy) {
   for (int64_t block = 0; block < blocks.count(); ++block) {

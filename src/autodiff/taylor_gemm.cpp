@@ -4,9 +4,10 @@
 //   AVX-512 (32 registers of 64 bytes): gemm 5 rows x 3 registers, gemm_lanes 5 x 5 vectors;
 //   AVX2 (16 registers of 32 bytes): gemm 4 x 3, gemm_lanes 3 x 4;
 //   otherwise (SSE2, NEON, other compilers; 16 bytes): gemm 4 x 3, gemm_lanes 3 x 3.
-// Both AVX-512 shapes cover 50-wide layers and 96-point blocks with no remainder tile; in L1
-// (build/bench_product_kernel) gemm ran at 89-96 % of one core's FMA peak, gemm_lanes at 79-83 %
-// (71-75 % with 4 x 5 tiles).
+// Both AVX-512 shapes cover 50-wide layers and 96-point blocks with no remainder tile. With
+// their operands in L1 both come close to one core's FMA peak, and gemm_lanes's 5 x 5 tile
+// closer than a 4 x 5 one (build/bench_product_kernel; docs/benchmarks.md, "Register-tiled
+// product kernels").
 #include "taylor_gemm.hpp"
 
 #include <algorithm>
@@ -26,7 +27,8 @@ namespace {
 
 // A native vector of `Bytes` (16, 32 or 64: one SSE2/NEON, AVX2 or AVX-512 register). The
 // kernels' 64-byte vector is 64 / Bytes native ones, so each instruction set works in its own
-// registers: a 64-byte GCC vector on AVX2 went through the stack and ran six times slower.
+// registers: a 64-byte GCC vector on AVX2 went through the stack and ran several times slower
+// (docs/benchmarks.md, "Register width per instruction set").
 template <typename T, int Bytes>
 struct Native;
 

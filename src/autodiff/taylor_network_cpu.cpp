@@ -2,10 +2,10 @@
 // through every layer while the block's streams sit in cache, one row per neuron and one column
 // per point. Per layer and block: the register-tiled product (taylor_gemm.hpp) with the bias
 // folded into the value stream, the activation's primitives for the value rows, the fused
-// element-wise step. The backward walks
-// the layers in reverse the same way. One node instead of a matrix product, an element-wise node
-// and a handful of views per layer per block; profiled on the seed problem, the per-layer path
-// spent 9 % of its time zeroing BLAS outputs and 12 % packing BLAS operands.
+// element-wise step. The backward walks the layers in reverse the same way. One node instead of
+// a matrix product, an element-wise node and a handful of views per layer per block: profiled on
+// the seed problem, the per-layer path spent a large share of its time zeroing BLAS outputs and
+// packing BLAS operands (docs/benchmarks.md, "Whole-network node against the per-layer path").
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
@@ -57,7 +57,8 @@ struct Network {
 
 // What the backward needs from the forward, all blocked. A layer's output streams are not kept:
 // the backward recomputes them from the pre-activation and primitives (a cheap element-wise
-// pass) into cache-resident scratch, which halves the memory traffic of the backward.
+// pass) into cache-resident scratch, which halves the memory traffic of the backward
+// (docs/benchmarks.md, "Recomputing layer outputs in the backward").
 struct Activations {
   torch::Tensor features;  // the first layer's input streams
   // Hidden layers' pre-activations z_k, k >= 1 (plane 0 unused); undefined for a layer whose
@@ -67,7 +68,8 @@ struct Activations {
 };
 
 // Uninitialised storage for n values of T: every element of the buffers below is written
-// before it is read, and zero-filling them took 1.7 % of a small-batch iteration.
+// before it is read, and zero-filling them was a visible cost of small-batch iterations
+// (docs/benchmarks.md, "Uninitialised scratch buffers").
 template <typename T>
 std::unique_ptr<T[]> uninitialised(int64_t n) {
   return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n)]);
@@ -116,8 +118,8 @@ void block_primitives(nn::Activation activation, T* value, std::vector<torch::Te
 
 // A block's streams (see detail::Streams). A hidden layer's value pre-activation goes to scratch
 // (the backward never reads it: sigma and its derivatives come from the primitives), and for
-// tanh and sin a layer's output value is its saved first primitive (copying it took 3 % of an
-// iteration).
+// tanh and sin a layer's output value is its saved first primitive (copying it was a visible
+// cost of an iteration: docs/benchmarks.md, "Value stream read from the saved tanh").
 using detail::contiguous;
 using detail::Streams;
 
@@ -149,7 +151,8 @@ Streams<const T*> layer_output(nn::Activation activation, const detail::StreamSh
 // Whether hidden layer l's pre-activations are recomputed in the backward instead of saved:
 // the first layer's, when its input (the features) is narrow. Recomputing costs `in` multiply-adds
 // per element; saving one costs a write to memory and a read back. On the seed problem (2
-// inputs) the saved arrays' traffic was 15 % of an iteration, the first layer's a quarter of it.
+// inputs) the saved arrays' traffic was a visible cost of an iteration and the first layer's a
+// sizeable part of it (docs/benchmarks.md, "Recomputing the first layer's pre-activations").
 constexpr int64_t recompute_max_inputs = 16;
 
 template <typename T>
@@ -238,7 +241,8 @@ constexpr int64_t blocks_per_chunk = 8;
 
 // The sum of one entry's lanes, halves added pairwise: the order is fixed, so vectorising it
 // (the compiler does) changes nothing, and it is a few vector additions instead of a chain of
-// lanes<T>() dependent scalar ones (the chain took 1.4 % of a seed-problem iteration).
+// lanes<T>() dependent scalar ones (the chain was a visible cost of a seed-problem iteration:
+// docs/benchmarks.md, "Lane sums as a pairwise tree").
 template <typename T>
 T sum_lanes(const T* lane) {
   constexpr int64_t L = lanes<T>();

@@ -18,9 +18,9 @@ namespace tessera::autodiff::taylor::detail {
 namespace {
 
 // Elements per strip: sigma's derivatives for a strip stay in L1 next to the streams, and full
-// strips have a length known at compile time, so their loops unroll with no remainder. On the
-// seed network, measured side by side in one process, strips of 64 beat 1024 by 3 %, 32 by
-// 1.2 % and 128 by 1.7 % (an AVX-512 version of these loops was no faster).
+// strips have a length known at compile time, so their loops unroll with no remainder. 64 was
+// the fastest length measured on the seed network, and an AVX-512 version of these loops was no
+// faster (docs/benchmarks.md, "Element-wise strip length").
 constexpr int64_t strip = 64;
 
 // Elements per task of LibTorch's intra-op threads.
@@ -34,7 +34,7 @@ struct BlockDerivatives {
 
 // sigma .. sigma''' on elements [b, b + m) from the primitives (see activation_primitives):
 // sigma into `value` (the forward's output stream directly: copying it there from a block
-// buffer took a fifth of the forward step; null: not wanted), the derivatives into d.
+// buffer was a large part of the forward step; null: not wanted), the derivatives into d.
 template <typename T>
 TESSERA_INLINE void block_derivatives(nn::Activation activation,
                                       const std::vector<const T*>& primitives, int64_t b, int64_t m,

@@ -101,8 +101,9 @@ TESSERA_VECTOR_CLONES void tanh_clones(const double* z, double* out, int64_t cou
 }
 
 #ifdef TESSERA_AVX512_VERSIONS
-// One AVX-512 register per vector: tanh took 6 % of a seed-problem iteration with AVX2; this
-// version made the whole-network node 2 % faster (measured side by side in one process).
+// One AVX-512 register per vector: with AVX2, tanh was a visible cost of a seed-problem
+// iteration, and this version made the whole-network node faster (docs/benchmarks.md,
+// "Vectorised tanh").
 template <typename T>
 TESSERA_AVX512 void tanh_avx512(const T* z, T* out, int64_t count) {
   tanh_array<T, 64>(z, out, count);

@@ -14,14 +14,16 @@ namespace tessera::parallel {
 
 Environment::Environment(int* argc, char*** argv) {
   // LibTorch's large temporaries would otherwise go back to the kernel every iteration and
-  // come back as page faults: 65 ms instead of 22 ms per seed iteration (facts.md).
+  // come back as page faults, which then dominate the iteration time (docs/benchmarks.md,
+  // "Malloc thresholds").
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) MPI_Init(argc, argv);
-  // Oversubscribed threads doubled the iteration time with 2 ranks on 2 cores (facts.md):
-  // one intra-op thread per rank unless the user says otherwise.
+  // Ranks that share the cores slow each other down when each runs several intra-op threads
+  // (docs/benchmarks.md, "One intra-op thread per rank"): one intra-op thread per rank unless
+  // the user says otherwise.
   int threads = 1;
   if (const char* env = std::getenv("TESSERA_THREADS")) threads = std::max(1, std::atoi(env));
   torch::set_num_threads(threads);

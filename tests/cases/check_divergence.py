@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The divergence guard (issue 7): a run whose loss turns non-finite rolls the subdomain back to
+"""The divergence guard: a run whose loss turns non-finite rolls the subdomain back to
 its last good state with a halved learning rate, and stops after the third failure with one
 message naming the subdomain, the term and the iteration.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Memory stays flat over a long run (issue 6): no per-iteration growth.
+"""Memory stays flat over a long run: no per-iteration growth.
 
   check_memory.py --tessera BIN --case CASE --out DIR [--iterations 10000] [--max-growth-mb 8]
                   [--set path=value]...

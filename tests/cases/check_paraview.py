@@ -6,11 +6,11 @@
   check_paraview.py --xmf FILE.xmf --points N --cells M [--fields u v] [--times K]
 
 Runs `pvpython --force-offscreen-rendering` on a small script that opens the .xmf by its
-absolute path (a relative one makes ParaView 5.11 look for the .h5 in the wrong place,
-facts.md) with OpenDataFile (the Xdmf3 reader a user gets by default), and checks that every
-field is a point array and that the point count is as expected (for space-time output: at the
-first and last time value, and one time value per output time). Exits 77 (CTest skip) when
-pvpython is not on PATH.
+absolute path (a relative one makes ParaView 5.11 look for the .h5 in the wrong place; see
+docs/troubleshooting.md, "ParaView does not open the output") with OpenDataFile (the Xdmf3
+reader a user gets by default), and checks that every field is a point array and that the
+point count is as expected (for space-time output: at the first and last time value, and one
+time value per output time). Exits 77 (CTest skip) when pvpython is not on PATH.
 
 Grid output (first form): the .xmf is DIR/<name>.xmf, the fields, the point count (the spatial
 grid size) and the times come from DIR/run.json and the .h5.

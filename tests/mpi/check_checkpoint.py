@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checkpoints and restarts (issue 7), end to end with the tessera binary.
+"""Checkpoints and restarts, end to end with the tessera binary.
 
   check_checkpoint.py --tessera BIN --mpiexec MPIEXEC --case tests/mpi/xpinn4.json --out DIR
 

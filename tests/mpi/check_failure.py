@@ -4,7 +4,7 @@
   check_failure.py --tessera BIN --mpiexec MPIEXEC --case CASE --out DIR --ranks 4
                    --expect TEXT [--expect TEXT]... [--max-seconds 30] [--set path=value]...
 
-Architecture.md "Nothing blocks forever": an exception on one rank must end every rank
+Nothing blocks forever (docs/architecture.md): an exception on one rank must end every rank
 (MPI_Abort) with a non-zero status and a message naming the rank, never a hang. Runs the case
 under a hard timeout, then checks the exit status, the elapsed time, and that the
 "tessera: error on rank" line contains every --expect text (a line from the

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A rank killed with SIGKILL (a node failure, the OOM killer) must end the whole job quickly,
-never leave the other ranks waiting for its messages (issue 7).
+never leave the other ranks waiting for its messages.
 
   check_killed_rank.py --tessera BIN --mpiexec MPIEXEC --case CASE --out DIR [--ranks 4]
                        [--max-seconds 30]

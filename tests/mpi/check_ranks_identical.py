@@ -4,7 +4,7 @@
   check_ranks_identical.py --tessera BIN --mpiexec MPIEXEC --case CASE --out DIR [--ranks 1 2 4]
                            [--set path=value]...
 
-Architecture.md "Determinism": with no shared parameters every random stream is keyed by
+Determinism (docs/architecture.md): with no shared parameters every random stream is keyed by
 subdomain, never by rank, so 1, 2 and 4 ranks must agree exactly (one thread per rank). Compares
 every history.jsonl line (all keys but the timings wall_s and time_s) for exact equality, and
 every dataset under /fields in <name>.h5 bitwise (same dtype, shape and bytes; NaNs included).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Data-parallel replicas and shared parameters (issue 4), end to end.
+"""Data-parallel replicas and shared parameters, end to end.
 
   check_replicas.py --tessera BIN --mpiexec MPIEXEC --case tests/mpi/ddp_heat.json
                     --observations-tool tools/make_observations.py --out DIR

@@ -1,5 +1,5 @@
 #pragma once
-// The main of every MPI unit test (doctest-dev has no doctest_mpi.h, facts.md): every rank runs
+// The main of every MPI unit test (Debian's doctest-dev has no doctest_mpi.h): every rank runs
 // the doctest cases; the ranks' results are combined with MPI_Allreduce and reported from rank 0.
 // A failing CHECK never skips an MPI call (no REQUIRE between collectives), so one rank's
 // failure cannot hang the others.

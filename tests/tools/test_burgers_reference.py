@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Checks tools/burgers_reference.py: file layout (Tessera grid output), values, self-checks.
 
-Run: /usr/bin/python3 tests/tools/test_burgers_reference.py   (about 10 s)
+Run: /usr/bin/python3 tests/tools/test_burgers_reference.py
 """
 import os
 import subprocess

@@ -6,7 +6,7 @@ Adam and an L-BFGS stage), heat1d (1-D + time) and a small 3-D box written here.
 tool must write a PNG (magic bytes, > 10 kB) for each, NaN outside an irregular domain must
 render blank, and bad input must give a one-line error naming the file, without a traceback.
 
-Run: /usr/bin/python3 tests/tools/test_plot_tools.py --tessera build/tessera --source .   (about 30 s)
+Run: /usr/bin/python3 tests/tools/test_plot_tools.py --tessera build/tessera --source .
 """
 import argparse
 import json

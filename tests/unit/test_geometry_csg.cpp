@@ -1,5 +1,5 @@
-// Constructive solid geometry (CsgShape) over every primitive, and Domain selectors on it:
-// issue #5's "Done when" 1 for CSG shapes.
+// Constructive solid geometry (CsgShape) over every primitive, and Domain selectors on it: CSG
+// shapes sample inside themselves, have the right measure and unit outward boundary normals.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -37,7 +37,7 @@ double monte_carlo_measure(const Shape& shape, std::int64_t n = 400000) {
   return shape.contains(points).to(torch::kFloat64).mean().item<double>() * box.measure();
 }
 
-/// Done-when 1 for one shape: samples inside, MC measure within 1% of the exact one, boundary
+/// What every shape must pass: samples inside, MC measure within 1% of the exact one, boundary
 /// samples on the boundary with unit outward normals.
 void check_shape(const Shape& shape, double exact_measure) {
   const double measure = shape.measure();

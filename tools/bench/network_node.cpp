@@ -2,13 +2,14 @@
 // seed network ([2, 50, 50, 50, 1] tanh, value + 2 first derivatives + Laplacian), forward and
 // backward, from one invocation. The two alternate call by call, so load from other tenants of
 // a shared machine falls on both alike; the median of the per-pair ratios is the figure to
-// quote (single runs of a whole training on the development machine varied by 10-30 %).
+// quote (single runs of a whole training vary too much from run to run to show differences of a
+// few percent: docs/benchmarks.md, "Benchmark method").
 //
 //   build/bench_network_node [points] [pairs]      (defaults 4096 and 150; one thread)
 //
 // To compare two versions of the node, build each and alternate the two binaries, or put a
 // temporary switch inside the library and alternate its settings here: in-process pairs
-// resolved differences of 1-2 % that whole-program runs could not.
+// resolve small differences that whole-program runs cannot.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // As the program does (parallel/environment.cpp): without these, page faults on LibTorch's
-  // large temporaries dominate.
+  // large temporaries dominate (docs/benchmarks.md, "Malloc thresholds").
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   torch::set_num_threads(1);

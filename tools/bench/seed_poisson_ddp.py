@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""The seed articles' own approach, as a speed baseline for Tessera (facts.md, "The seed's own
-approach"): 2-D Poisson -lap u = 2 pi^2 sin(pi x) sin(pi y) on the unit square, u = 0 on the
-boundary; network [2, 50, 50, 50, 1] tanh, Adam lr 1e-3, 4096 collocation points resampled every
-100 iterations, PyTorch DistributedDataParallel with per-rank seeds; derivatives by nested
-autograd.
+"""The seed articles' own approach, as a speed baseline for Tessera (docs/benchmarks.md, "The
+seed script as a baseline"): 2-D Poisson -lap u = 2 pi^2 sin(pi x) sin(pi y) on the unit
+square, u = 0 on the boundary; network [2, 50, 50, 50, 1] tanh, Adam lr 1e-3, 4096 collocation
+points resampled every 100 iterations, PyTorch DistributedDataParallel with per-rank seeds;
+derivatives by nested autograd.
 
     /usr/bin/python3 tools/bench/seed_poisson_ddp.py --iterations 300            # one rank
     /usr/bin/python3 tools/bench/seed_poisson_ddp.py --world 2 --threads 1       # two local ranks

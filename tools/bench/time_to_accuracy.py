@@ -23,7 +23,7 @@ speed alone (same settings); published / Tessera is speed and settings together.
 
     /usr/bin/python3 tools/bench/time_to_accuracy.py                    # 420 s limit per run
     /usr/bin/python3 tools/bench/time_to_accuracy.py --time-limit 200
-    /usr/bin/python3 tools/bench/time_to_accuracy.py --quick            # smoke test, ~20 s
+    /usr/bin/python3 tools/bench/time_to_accuracy.py --quick            # smoke test
 """
 import argparse
 import json

@@ -1,6 +1,6 @@
 #pragma once
 /// Deterministic random streams. Every stream is keyed by (seed, subdomain id, purpose), never
-/// by rank, so a run gives the same numbers on any number of ranks (architecture.md).
+/// by rank, so a run gives the same numbers on any number of ranks (docs/architecture.md).
 /// The generator is xoshiro256** seeded through splitmix64; it is ours rather than LibTorch's
 /// so that results do not change between LibTorch versions or devices.
 #include <array>

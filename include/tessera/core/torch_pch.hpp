@@ -1,4 +1,5 @@
 #pragma once
-// Precompiled header: the LibTorch includes every module uses. Compiling torch/torch.h takes
-// ~25 s per translation unit on the development machine (facts.md); this pays it once.
+// Precompiled header: the LibTorch includes every module uses. Compiling torch/torch.h is slow
+// enough to dominate the build if every translation unit pays for it; this pays it once
+// (docs/benchmarks.md, "Precompiled LibTorch header").
 #include <torch/torch.h>

@@ -1,6 +1,6 @@
 #pragma once
-/// A case-file expression (case-format.md "Expressions"): parsed once into a folded syntax
-/// tree, evaluated on tensors as often as needed.
+/// A case-file expression (docs/case-format.md "Expressions"): parsed once into a folded
+/// syntax tree, evaluated on tensors as often as needed.
 #include <memory>
 #include <set>
 #include <string>

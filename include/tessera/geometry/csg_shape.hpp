@@ -1,7 +1,7 @@
 #pragma once
 /// Constructive solid geometry: union, intersection or difference of shapes of one dimension
-/// (case-format.md "Geometry"). Works on any Shape through classify(): a point's class in the
-/// result is the max (union), min (intersection) or min(first, -rest) (difference) of its
+/// (docs/case-format.md "Geometry"). Works on any Shape through classify(): a point's class in
+/// the result is the max (union), min (intersection) or min(first, -rest) (difference) of its
 /// classes in the children. The boundary parts are the children's parts, each restricted to
 /// where it lies on the result's boundary; a subtracted child's parts face the other way.
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 /// The problem domain: a spatial shape times an optional time interval, with the coordinate
-/// names of the case, and the boundary selectors that conditions use (case-format.md "Geometry",
-/// "Conditions"). Input coordinate order everywhere: spatial, then time.
+/// names of the case, and the boundary selectors that conditions use (docs/case-format.md
+/// "Geometry", "Conditions"). Input coordinate order everywhere: spatial, then time.
 #include <torch/types.h>
 
 #include <array>

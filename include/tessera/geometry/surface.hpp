@@ -48,8 +48,8 @@ class SurfaceLocator {
 
 /// Tetrahedral mesh of the region a closed surface bounds (CGAL Mesh_3 with a polyhedral
 /// domain): cell size at most max_cell_size, facets approximating the surface to within
-/// max_cell_size / 50 (so the mesh keeps the enclosed volume to ~1 %). Deterministic for the same
-/// input.
+/// max_cell_size / 50, chosen so that the mesh keeps the enclosed volume to about 1 %
+/// (docs/benchmarks.md, "Tetrahedral mesh volume"). Deterministic for the same input.
 SimplexMesh mesh_volume(const TriangleSurface& surface, double max_cell_size);
 
 /// An icosphere: the icosahedron subdivided until every edge is at most max_edge, with vertices

@@ -10,8 +10,9 @@
 namespace tessera::parallel {
 
 /// RAII: initialises MPI (also for one rank) and finalises it at scope exit. Also applies the
-/// per-process settings from facts.md: malloc thresholds and one intra-op thread per rank
-/// unless TESSERA_THREADS says otherwise. Create exactly one, first thing in main.
+/// per-process settings: malloc thresholds and one intra-op thread per rank unless
+/// TESSERA_THREADS says otherwise (docs/benchmarks.md, "Malloc thresholds" and "One intra-op
+/// thread per rank"). Create exactly one, first thing in main.
 class Environment {
  public:
   Environment(int* argc, char*** argv);

@@ -1,5 +1,5 @@
 #pragma once
-/// Cutting the space-time bounding box into subdomains (case-format.md "Decomposition").
+/// Cutting the space-time bounding box into subdomains (docs/case-format.md "Decomposition").
 /// Pure: the same input gives the same partition on every rank; no MPI here.
 #include <torch/types.h>
 
@@ -68,8 +68,8 @@ class Partition {
   int size() const { return static_cast<int>(subdomains_.size()); }
 
   /// The subdomain holding each point, x [n, dims] -> int64 [n]. A point on a cut belongs to
-  /// the lower side, so interface values come from the lower id (output-format.md). Points
-  /// outside the box go to the nearest subdomain.
+  /// the lower side, so interface values come from the lower id (docs/output-format.md "Grid
+  /// output"). Points outside the box go to the nearest subdomain.
   torch::Tensor subdomain_of(const torch::Tensor& x) const;
   /// Ids of the interfaces that subdomain `id` takes part in, ascending.
   std::vector<int> interfaces_of(int id) const;

@@ -1,5 +1,5 @@
 #pragma once
-/// Boundary, initial and periodic conditions as loss groups (case-format.md "Conditions").
+/// Boundary, initial and periodic conditions as loss groups (docs/case-format.md "Conditions").
 #include <memory>
 #include <optional>
 

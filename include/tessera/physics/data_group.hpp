@@ -1,6 +1,6 @@
 #pragma once
 /// A `data` condition: the misfit between the fields and observations at fixed points
-/// (case-format.md "Conditions"). The points never move, so resample() does nothing.
+/// (docs/case-format.md "Conditions"). The points never move, so resample() does nothing.
 #include "tessera/physics/loss_group.hpp"
 
 namespace tessera::physics {

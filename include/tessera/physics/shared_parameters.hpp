@@ -1,8 +1,8 @@
 #pragma once
-/// Trainable physical scalars that every subdomain's equations share (inverse problems,
-/// case-format.md "Parameters"). A positive parameter is trained as its logarithm, so no step
-/// can make it zero or negative and steps are relative (a diffusivity of 1e-3 moves as easily
-/// as one of 1).
+/// Trainable physical scalars that every subdomain's equations share (docs/case-format.md
+/// "Parameters (inverse problems)"). A positive parameter is trained as its logarithm, so no
+/// step can make it zero or negative and steps are relative (a diffusivity of 1e-3 moves as
+/// easily as one of 1).
 #include <torch/types.h>
 
 #include <map>

@@ -76,7 +76,8 @@ void NcclAllReduce::sum_in_place(torch::Tensor& bucket) {
 
 int cuda_device_count() {
   int count = 0;
-  // No GPU (error 35 on the development machine, facts.md) means zero devices, not an error.
+  // No usable GPU (cudaGetDeviceCount fails, e.g. with error 35, cudaErrorInsufficientDriver,
+  // where no GPU driver is installed) means zero devices, not an error.
   if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
   return count;
 }
