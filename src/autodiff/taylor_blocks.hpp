@@ -16,7 +16,7 @@ namespace tessera::autodiff::taylor::detail {
 
 // Points per block (TESSERA_TAYLOR_BLOCK overrides, for tuning), in whole vectors of points:
 // about 400 rows over all streams keep a layer's input, pre-activation, primitives and output
-// within a 512 KiB L2.
+// within a 512 KiB L2 (docs/benchmarks.md, "Forward engine block size").
 template <typename T>
 int64_t block_points(int64_t streams) {
   static const int64_t forced = [] {

@@ -3,7 +3,8 @@
 // block's streams points-minor: one row per neuron, one column per point of the block, so a
 // row is whole vectors (blocks hold whole vectors of points) and no neuron is padded. BLAS is
 // built for large products: at this network's shapes (50 x 50 weights, blocks of ~100 points)
-// OpenBLAS spent a third of its time packing operands and zeroing outputs, and the output of one
+// OpenBLAS spent a large share of its time packing operands and zeroing outputs
+// (docs/benchmarks.md, "Whole-network node against the per-layer path"), and the output of one
 // call left the cache before the element-wise step read it. These register-tiled loops need
 // neither; their operands are cache-resident.
 #include <cstdint>

@@ -48,9 +48,9 @@ void Environment::abort_job(const std::string& message, int code) {
   // One process: finish cleanly (MPI_Abort would add MPICH's own noise to a user error).
   if (initialized && size > 1) {
     // MPICH's launcher forwards a rank's stderr through its proxy, and MPI_Abort tears the
-    // proxies down at once: with the cores busy, the line written just above was lost in about
-    // one run in ten of a 4-rank job (the user saw only "exit status 1"). Half a second lets it
-    // through; it is paid only on the way out of a failed job.
+    // proxies down at once: with the cores busy, the line written just above was sometimes lost
+    // (the user saw only "exit status 1"; docs/benchmarks.md, "Wait before MPI_Abort"). Half a
+    // second lets it through; it is paid only on the way out of a failed job.
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     MPI_Abort(MPI_COMM_WORLD, code);
   }
