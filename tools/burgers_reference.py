@@ -59,8 +59,8 @@ def solve(x, t, nu, nodes, derivative=False):
             u[k] = -np.sin(np.pi * x)
             ux[k] = -np.pi * np.cos(np.pi * x)
             continue
-        eta = math.sqrt(4.0 * nu * tk) * z           # [nodes]
-        y = x[:, None] - eta[None, :]                # [nx, nodes]
+        eta = math.sqrt(4.0 * nu * tk) * z  # [nodes]
+        y = x[:, None] - eta[None, :]  # [nx, nodes]
         s = np.sin(np.pi * y)
         exponent = log_w[None, :] - np.cos(np.pi * y) / (2.0 * np.pi * nu)
         weight = np.exp(exponent - exponent.max(axis=1, keepdims=True))  # log-sum-exp shift
@@ -83,8 +83,9 @@ def max_slope(nu, nodes):
     def negative_slope(tk):
         return -abs(solve([0.0], [tk], nu, nodes, derivative=True)[1][0, 0])
 
-    res = minimize_scalar(negative_slope, bounds=(0.3, 0.8), method="bounded",
-                          options={"xatol": 1e-9})
+    res = minimize_scalar(
+        negative_slope, bounds=(0.3, 0.8), method="bounded", options={"xatol": 1e-9}
+    )
     return -res.fun, res.x
 
 
@@ -110,9 +111,15 @@ def self_check(x, t, u, nu, nodes):
     print(f"       u_x(0, 1/pi) = {ux[0, 0]:.6f}")
     if abs(nu - 0.01 / np.pi) < 1e-15:
         slope, when = max_slope(nu, nodes)
-        print(f"       max |u_x(0, t)| = {slope:.5f} at t = {when * np.pi:.4f}/pi "
-              f"(Basdevant et al.: {BASDEVANT_SLOPE} at t = 1.6037/pi)")
-        report("relative error of the max slope vs Basdevant", abs(slope - BASDEVANT_SLOPE) / BASDEVANT_SLOPE, 1e-6)
+        print(
+            f"       max |u_x(0, t)| = {slope:.5f} at t = {when * np.pi:.4f}/pi "
+            f"(Basdevant et al.: {BASDEVANT_SLOPE} at t = 1.6037/pi)"
+        )
+        report(
+            "relative error of the max slope vs Basdevant",
+            abs(slope - BASDEVANT_SLOPE) / BASDEVANT_SLOPE,
+            1e-6,
+        )
         report("time of the max slope vs Basdevant", abs(when - BASDEVANT_TIME), 1e-4)
     return ok
 
@@ -141,7 +148,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nx", type=int, default=256, help="points in x, including both ends")
     parser.add_argument("--nt", type=int, default=101, help="points in t, including 0 and t-end")
-    parser.add_argument("--nu", type=float, default=0.01 / np.pi, help="viscosity (default 0.01/pi)")
+    parser.add_argument(
+        "--nu", type=float, default=0.01 / np.pi, help="viscosity (default 0.01/pi)"
+    )
     parser.add_argument("--t-end", type=float, default=1.0)
     parser.add_argument("--nodes", type=int, default=400, help="Gauss-Hermite nodes")
     parser.add_argument("--out", required=True, help="HDF5 file to write")
@@ -156,8 +165,10 @@ def main(argv=None):
     x = np.linspace(-1.0, 1.0, args.nx)
     t = np.linspace(0.0, args.t_end, args.nt)
     u = solve(x, t, args.nu, args.nodes)
-    print(f"solved {args.nt} x {args.nx} points, {args.nodes} nodes, nu = {args.nu:.9g}: "
-          f"{time.perf_counter() - start:.2f} s")
+    print(
+        f"solved {args.nt} x {args.nx} points, {args.nodes} nodes, nu = {args.nu:.9g}: "
+        f"{time.perf_counter() - start:.2f} s"
+    )
     if not args.no_check:
         check_start = time.perf_counter()
         print("self-checks:")
@@ -167,8 +178,10 @@ def main(argv=None):
             print("a self-check failed; nothing written", file=sys.stderr)
             return 1
     write(args.out, x, t, u, args.nu, args.nodes, command)
-    print(f"wrote {args.out} (/grid/x [{args.nx}], /grid/t [{args.nt}], /fields/u [{args.nt}, {args.nx}]) "
-          f"in {time.perf_counter() - start:.2f} s total")
+    print(
+        f"wrote {args.out} (/grid/x [{args.nx}], /grid/t [{args.nt}], /fields/u [{args.nt}, {args.nx}]) "
+        f"in {time.perf_counter() - start:.2f} s total"
+    )
     return 0
 
 

@@ -69,12 +69,43 @@ def star(points=5, outer=1.0, inner=0.4):
 
 def icosphere(levels):
     t = (1 + math.sqrt(5)) / 2
-    v = [(-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t), (0, -1, -t),
-         (0, 1, -t), (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1)]
+    v = [
+        (-1, t, 0),
+        (1, t, 0),
+        (-1, -t, 0),
+        (1, -t, 0),
+        (0, -1, t),
+        (0, 1, t),
+        (0, -1, -t),
+        (0, 1, -t),
+        (t, 0, -1),
+        (t, 0, 1),
+        (-t, 0, -1),
+        (-t, 0, 1),
+    ]
     v = [np.array(p, float) / np.linalg.norm(p) for p in v]
-    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4),
-         (11, 10, 2), (10, 7, 6), (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8),
-         (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10), (8, 6, 7), (9, 8, 1)]
+    f = [
+        (0, 11, 5),
+        (0, 5, 1),
+        (0, 1, 7),
+        (0, 7, 10),
+        (0, 10, 11),
+        (1, 5, 9),
+        (5, 11, 4),
+        (11, 10, 2),
+        (10, 7, 6),
+        (7, 1, 8),
+        (3, 9, 4),
+        (3, 4, 2),
+        (3, 2, 6),
+        (3, 6, 8),
+        (3, 8, 9),
+        (4, 9, 5),
+        (2, 4, 11),
+        (6, 2, 10),
+        (8, 6, 7),
+        (9, 8, 1),
+    ]
     for _ in range(levels):
         middle = {}
 
@@ -86,9 +117,16 @@ def icosphere(levels):
                 middle[key] = len(v) - 1
             return middle[key]
 
-        f = [q for a, b, c in f
-             for q in ((a, mid(a, b), mid(c, a)), (b, mid(b, c), mid(a, b)),
-                       (c, mid(c, a), mid(b, c)), (mid(a, b), mid(b, c), mid(c, a)))]
+        f = [
+            q
+            for a, b, c in f
+            for q in (
+                (a, mid(a, b), mid(c, a)),
+                (b, mid(b, c), mid(a, b)),
+                (c, mid(c, a), mid(b, c)),
+                (mid(a, b), mid(b, c), mid(c, a)),
+            )
+        ]
     return v, f
 
 
@@ -114,7 +152,12 @@ def main():
         "blob.off": (blob(), "closed bumpy sphere around (0.5,0.5,0.5), 320 triangles"),
     }
     for name, ((vertices, faces), comment) in shapes.items():
-        write_off(os.path.join(args.out, name), vertices, faces, comment + "; made by tools/make_meshes.py")
+        write_off(
+            os.path.join(args.out, name),
+            vertices,
+            faces,
+            comment + "; made by tools/make_meshes.py",
+        )
         print(f"{name}: {len(vertices)} vertices, {len(faces)} faces")
 
 

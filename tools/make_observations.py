@@ -48,8 +48,24 @@ def from_exact(args, rng):
     lo = np.array([b[0] for b in bounds])
     hi = np.array([b[1] for b in bounds])
     points = lo + (hi - lo) * rng.random((args.points, len(names)))
-    namespace = {k: getattr(np, k) for k in ("sin", "cos", "tan", "exp", "log", "sqrt", "sinh",
-                                               "cosh", "tanh", "arctan", "abs", "pi", "e")}
+    namespace = {
+        k: getattr(np, k)
+        for k in (
+            "sin",
+            "cos",
+            "tan",
+            "exp",
+            "log",
+            "sqrt",
+            "sinh",
+            "cosh",
+            "tanh",
+            "arctan",
+            "abs",
+            "pi",
+            "e",
+        )
+    }
     namespace.update({name: points[:, k] for k, name in enumerate(names)})
     values = {}
     for item in args.exact:
@@ -58,8 +74,11 @@ def from_exact(args, rng):
             fail(f"--exact '{item}': expected field=expression, e.g. u=sin(pi*x)")
         try:
             values[field] = np.broadcast_to(
-                np.asarray(eval(text.replace("^", "**"), {"__builtins__": {}}, namespace), dtype=float),
-                (args.points,)).copy()
+                np.asarray(
+                    eval(text.replace("^", "**"), {"__builtins__": {}}, namespace), dtype=float
+                ),
+                (args.points,),
+            ).copy()
         except Exception as error:  # the user's expression: report it, whatever it was
             fail(f"--exact '{item}': cannot evaluate: {error}")
     return points, values
@@ -89,18 +108,26 @@ def from_reference(args, rng):
     values = {}
     for field, grid in grids.items():
         if grid.shape != shape[::-1]:
-            fail(f"reference '{args.reference}': /fields/{field} has shape {grid.shape}, "
-                 f"expected {shape[::-1]} (last coordinate first)")
+            fail(
+                f"reference '{args.reference}': /fields/{field} has shape {grid.shape}, "
+                f"expected {shape[::-1]} (last coordinate first)"
+            )
         values[field] = grid[tuple(reversed(index))]
     return points, values
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--domain", action="append", default=[], help="name=lo:hi, once per coordinate")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--domain", action="append", default=[], help="name=lo:hi, once per coordinate"
+    )
     parser.add_argument("--exact", action="append", default=[], help="field=expression")
     parser.add_argument("--reference", help="a grid file laid out like Tessera's output")
-    parser.add_argument("--coordinates", nargs="+", help="with --reference: the case's inputs in order")
+    parser.add_argument(
+        "--coordinates", nargs="+", help="with --reference: the case's inputs in order"
+    )
     parser.add_argument("--fields", nargs="+", help="with --reference: fields to observe")
     parser.add_argument("--points", type=int, default=2000)
     parser.add_argument("--noise", type=float, default=0.0, help="relative noise, e.g. 0.01")

@@ -43,7 +43,9 @@ def find_h5(path):
     if os.path.isfile(path):
         return path
     if not os.path.isdir(path):
-        raise ToolError(f"{path}: no such file or folder (give a Tessera output folder or its <name>.h5)")
+        raise ToolError(
+            f"{path}: no such file or folder (give a Tessera output folder or its <name>.h5)"
+        )
     try:  # run.json names the case; other .h5 files (a copied reference) may lie beside it
         with open(os.path.join(path, "run.json"), encoding="utf-8") as f:
             name = json.load(f)["case"]["name"]
@@ -53,8 +55,14 @@ def find_h5(path):
         pass
     found = sorted(glob.glob(os.path.join(path, "*.h5")))
     if len(found) != 1:
-        raise ToolError(f"{path}: expected one <name>.h5, found {len(found)}"
-                        + (f" ({', '.join(os.path.basename(f) for f in found)}); give the file" if found else ""))
+        raise ToolError(
+            f"{path}: expected one <name>.h5, found {len(found)}"
+            + (
+                f" ({', '.join(os.path.basename(f) for f in found)}); give the file"
+                if found
+                else ""
+            )
+        )
     return found[0]
 
 
@@ -76,11 +84,16 @@ def load(path):
         fields = {k: f["fields"][k][()] for k in f["fields"]}
     time = attrs.get("time_coordinate") or ("t" if "t" in grids else None)
     # Tessera records the coordinate order (first fastest); else assume x, y, z, others, time.
-    coords = attrs["coordinates"].split(",") if "coordinates" in attrs else \
-        sorted(grids, key=lambda c: (c == time, "xyz".find(c) % 4, c))
+    coords = (
+        attrs["coordinates"].split(",")
+        if "coordinates" in attrs
+        else sorted(grids, key=lambda c: (c == time, "xyz".find(c) % 4, c))
+    )
     missing = [c for c in coords if c not in grids]
     if missing:
-        raise ToolError(f"{path}: /grid/{missing[0]} is missing (coordinates attribute says {','.join(coords)})")
+        raise ToolError(
+            f"{path}: /grid/{missing[0]} is missing (coordinates attribute says {','.join(coords)})"
+        )
     shape = tuple(len(grids[c]) for c in reversed(coords))
     for name, values in fields.items():
         if values.shape != shape:
@@ -90,8 +103,13 @@ def load(path):
 
 def pick_field(fields, wanted, h5_path):
     """The plotted field: --field, else the case's first field (run.json), else the first stored."""
-    primary = [k for k in fields if k != "subdomain" and not k.startswith("residual_")
-               and not k.endswith(("_exact", "_error"))]
+    primary = [
+        k
+        for k in fields
+        if k != "subdomain"
+        and not k.startswith("residual_")
+        and not k.endswith(("_exact", "_error"))
+    ]
     if wanted:
         if wanted not in fields:
             raise ToolError(f"{h5_path}: no field '{wanted}' (fields: {', '.join(sorted(fields))})")
@@ -134,12 +152,16 @@ def reduce_to_plane(coords, time, grids, arrays, args):
             take(time, time_index)
             time_index = None
     elif args.time is not None:
-        raise ToolError(f"--time: the case has no time coordinate (coordinates: {','.join(coords)})")
+        raise ToolError(
+            f"--time: the case has no time coordinate (coordinates: {','.join(coords)})"
+        )
 
     if len(spatial) == 3:
         axis = args.slice_axis or spatial[-1]
         if axis not in spatial:
-            raise ToolError(f"--slice-axis {axis}: not a spatial coordinate (coordinates: {','.join(spatial)})")
+            raise ToolError(
+                f"--slice-axis {axis}: not a spatial coordinate (coordinates: {','.join(spatial)})"
+            )
         values = grids[axis]
         value = 0.5 * (values[0] + values[-1]) if args.slice_value is None else args.slice_value
         take(axis, nearest(values, value))
@@ -165,7 +187,9 @@ def plot_plane(fig, axs, axes, grids, panels, subdomain, field, time, time_value
         data = np.ma.masked_invalid(values)
         if kind == "error":
             limit = float(np.abs(data).max()) if data.count() else 1.0
-            image = ax.pcolormesh(x, y, data, shading="nearest", cmap="RdBu_r", vmin=-limit, vmax=limit)
+            image = ax.pcolormesh(
+                x, y, data, shading="nearest", cmap="RdBu_r", vmin=-limit, vmax=limit
+            )
             fig.colorbar(image, ax=ax)
         elif kind == "subdomain":
             ids = np.ma.masked_less(subdomain, 0)  # -1: outside the domain
@@ -175,12 +199,24 @@ def plot_plane(fig, axs, axes, grids, panels, subdomain, field, time, time_value
             gx, gy = np.meshgrid(x, y)
             for i in np.unique(ids.compressed()):  # the id at the centre of its region
                 inside = ids == i
-                ax.text(gx[inside].mean(), gy[inside].mean(), str(i), ha="center", va="center", fontsize="small")
+                ax.text(
+                    gx[inside].mean(),
+                    gy[inside].mean(),
+                    str(i),
+                    ha="center",
+                    va="center",
+                    fontsize="small",
+                )
         else:
             image = ax.pcolormesh(x, y, data, shading="nearest", cmap="viridis")
             fig.colorbar(image, ax=ax)
         if time_value is not None:
-            ax.axhline(time_value, color="white" if kind == "field" else "black", linestyle="--", linewidth=1)
+            ax.axhline(
+                time_value,
+                color="white" if kind == "field" else "black",
+                linestyle="--",
+                linewidth=1,
+            )
         ax.set_title(title)
         ax.set_xlabel(x_name)
         ax.set_ylabel(y_name)
@@ -209,7 +245,12 @@ def plot_curves(axs, x_name, x, panels, subdomain, exact):
 def plot(h5_path, args):
     coords, time, grids, fields, attrs = load(h5_path)
     field = pick_field(fields, args.field, h5_path)
-    wanted = {"field": field, "exact": field + "_exact", "error": field + "_error", "subdomain": "subdomain"}
+    wanted = {
+        "field": field,
+        "exact": field + "_exact",
+        "error": field + "_error",
+        "subdomain": "subdomain",
+    }
     arrays = {k: fields[name] for k, name in wanted.items() if name in fields}
     axes, arrays, notes, time_index = reduce_to_plane(coords, time, grids, arrays, args)
 
@@ -236,14 +277,24 @@ def plot(h5_path, args):
         if line:
             x_name = axes[1]
             exact = arrays["exact"][time_index] if "exact" in arrays else None
-            plot_curves([axs[-1]], x_name, grids[x_name], [(f"{field} at {time} = {time_value:.4g}",
-                        arrays["field"][time_index], "field")], None, exact)
+            plot_curves(
+                [axs[-1]],
+                x_name,
+                grids[x_name],
+                [(f"{field} at {time} = {time_value:.4g}", arrays["field"][time_index], "field")],
+                None,
+                exact,
+            )
     else:
-        fig, axs = plt.subplots(len(panels), 1, sharex=True, figsize=(7, 2.6 * len(panels) + 0.6), squeeze=False)
+        fig, axs = plt.subplots(
+            len(panels), 1, sharex=True, figsize=(7, 2.6 * len(panels) + 0.6), squeeze=False
+        )
         plot_curves(axs[:, 0], axes[0], grids[axes[0]], panels, subdomain, arrays.get("exact"))
     fig.suptitle(heading)
     fig.tight_layout()
-    out_path = args.output or os.path.join(os.path.dirname(h5_path), f"{attrs.get('case_name', 'fields')}_{field}.png")
+    out_path = args.output or os.path.join(
+        os.path.dirname(h5_path), f"{attrs.get('case_name', 'fields')}_{field}.png"
+    )
     try:
         fig.savefig(out_path, dpi=110)
     except OSError as e:
@@ -257,10 +308,22 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("output_dir", help="a Tessera output folder (or its <name>.h5)")
     parser.add_argument("--field", help="field to plot (default: the case's first field)")
-    parser.add_argument("--time", type=float, help="space-time cases: time of the slice (nearest stored; default last)")
-    parser.add_argument("--slice-axis", help="3-D cases: coordinate normal to the plotted plane (default: the last)")
-    parser.add_argument("--slice-value", type=float, help="3-D cases: where the plane cuts that axis (default: middle)")
-    parser.add_argument("-o", "--output", help="PNG to write (default: OUTPUT_DIR/<name>_<field>.png)")
+    parser.add_argument(
+        "--time",
+        type=float,
+        help="space-time cases: time of the slice (nearest stored; default last)",
+    )
+    parser.add_argument(
+        "--slice-axis", help="3-D cases: coordinate normal to the plotted plane (default: the last)"
+    )
+    parser.add_argument(
+        "--slice-value",
+        type=float,
+        help="3-D cases: where the plane cuts that axis (default: middle)",
+    )
+    parser.add_argument(
+        "-o", "--output", help="PNG to write (default: OUTPUT_DIR/<name>_<field>.png)"
+    )
     args = parser.parse_args(argv)
     try:
         out_path = plot(find_h5(args.output_dir), args)

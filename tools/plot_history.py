@@ -32,7 +32,9 @@ class ToolError(Exception):
 def read_history(path):
     """The logged records of history.jsonl, in file order, without the closing "final" record."""
     if not os.path.isfile(path):
-        raise ToolError(f"{path}: no such file (give a Tessera output folder, which holds history.jsonl)")
+        raise ToolError(
+            f"{path}: no such file (give a Tessera output folder, which holds history.jsonl)"
+        )
     records = []
     # errors="replace": a binary or mis-encoded line then fails as JSON, with its line number.
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -45,7 +47,9 @@ def read_history(path):
         except json.JSONDecodeError as e:
             if number == len(lines) and not line.endswith("\n"):
                 break  # a running job is still writing its last line: plot what is complete
-            raise ToolError(f"{path}:{number}: not valid JSON ({e.msg} at column {e.colno})") from None
+            raise ToolError(
+                f"{path}:{number}: not valid JSON ({e.msg} at column {e.colno})"
+            ) from None
         if not isinstance(record, dict):
             raise ToolError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         for key, kind in (("iteration", (int, float)), ("loss", (int, float)), ("terms", dict)):
@@ -56,7 +60,9 @@ def read_history(path):
         if not record.get("final"):
             records.append(record)
     if not records:
-        raise ToolError(f"{path}: empty (no logged iterations yet; training.log_every sets how often)")
+        raise ToolError(
+            f"{path}: empty (no logged iterations yet; training.log_every sets how often)"
+        )
     return records
 
 
@@ -97,14 +103,24 @@ def mark_stages(axes, records):
             ax.axvline(x, color="gray", linestyle=":", linewidth=1)
     top = axes[0]
     for x, stage in changes:
-        top.annotate(stage, (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
-                     textcoords="offset points", fontsize="small", color="gray")
+        top.annotate(
+            stage,
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -12),
+            textcoords="offset points",
+            fontsize="small",
+            color="gray",
+        )
 
 
 def plot(records, title, out_path):
     panels = []  # (y label, lines, log scale, draw as steps)
     loss = series(records, "terms")
-    loss = {"loss (weighted sum)": ([r["iteration"] for r in records], [r["loss"] for r in records]), **loss}
+    loss = {
+        "loss (weighted sum)": ([r["iteration"] for r in records], [r["loss"] for r in records]),
+        **loss,
+    }
     panels.append(("loss and unweighted terms", loss, True, False))
     accuracy = {f"rel. L2 {k}": v for k, v in series(records, "rel_l2").items()}
     jumps = [(r["iteration"], r["interface_jump"]) for r in records if "interface_jump" in r]
@@ -130,7 +146,9 @@ def plot(records, title, out_path):
     if weights:
         panels.append(("loss weights", weights, True, True))
 
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(10, 2.6 * len(panels) + 0.6), squeeze=False)
+    fig, axes = plt.subplots(
+        len(panels), 1, sharex=True, figsize=(10, 2.6 * len(panels) + 0.6), squeeze=False
+    )
     axes = axes[:, 0]
     for ax, (label, lines, log, steps) in zip(axes, panels):
         plot_lines(ax, lines, log, steps)
@@ -155,8 +173,10 @@ def main(argv=None):
         records = read_history(path)
         out_path = args.output or os.path.join(os.path.dirname(path), "history.png")
         last = records[-1]
-        title = f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}: {len(records)} records, " \
-                f"iteration {last['iteration']}, loss {last['loss']:.3g}"
+        title = (
+            f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}: {len(records)} records, "
+            f"iteration {last['iteration']}, loss {last['loss']:.3g}"
+        )
         if isinstance(last.get("wall_s"), (int, float)):
             title += f", {last['wall_s']:.1f} s"
         try:

@@ -30,8 +30,10 @@ def main():
         print('FAIL: the last line of history.jsonl lacks "final": true:', lines[-1])
         return 1
     rel_l2 = last["rel_l2"][args.field]
-    print(f"final rel_l2({args.field}) = {rel_l2:.4e} at iteration {last['iteration']}; "
-          f"bound {args.max_rel_l2:.4e}")
+    print(
+        f"final rel_l2({args.field}) = {rel_l2:.4e} at iteration {last['iteration']}; "
+        f"bound {args.max_rel_l2:.4e}"
+    )
     ok = math.isfinite(rel_l2) and rel_l2 < args.max_rel_l2
     if not ok:
         print("FAIL: accuracy regression: rel_l2 is not below the bound")
@@ -43,7 +45,9 @@ def main():
     with h5py.File(outputs[0], "r") as f:
         attribute = float(f.attrs["rel_l2_" + args.field])
     if not math.isclose(attribute, rel_l2, rel_tol=1e-4, abs_tol=1e-12):
-        print(f"FAIL: the .h5 attribute rel_l2_{args.field} = {attribute} disagrees with the history ({rel_l2})")
+        print(
+            f"FAIL: the .h5 attribute rel_l2_{args.field} = {attribute} disagrees with the history ({rel_l2})"
+        )
         ok = False
     return 0 if ok else 1
 

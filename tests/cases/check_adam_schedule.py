@@ -18,8 +18,17 @@ import sys
 
 def run(tessera, case, out, stage):
     shutil.rmtree(out, ignore_errors=True)
-    command = [tessera, "run", case, "--set", "training.stages=[" + json.dumps(stage) + "]",
-               "--set", "training.log_every=50", "--set", "output.directory=" + out]
+    command = [
+        tessera,
+        "run",
+        case,
+        "--set",
+        "training.stages=[" + json.dumps(stage) + "]",
+        "--set",
+        "training.log_every=50",
+        "--set",
+        "output.directory=" + out,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=50)
     if result.returncode != 0:
         print(result.stdout, result.stderr)
@@ -34,9 +43,16 @@ def main():
     parser.add_argument("--case", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    stage = {"optimizer": "adam", "iterations": 200, "lr": 1e-2, "decay": {"rate": 0.5, "every": 50}}
+    stage = {
+        "optimizer": "adam",
+        "iterations": 200,
+        "lr": 1e-2,
+        "decay": {"rate": 0.5, "every": 50},
+    }
     free = run(args.tessera, args.case, os.path.join(args.out, "free"), stage)
-    clipped = run(args.tessera, args.case, os.path.join(args.out, "clipped"), dict(stage, clip=1e-12))
+    clipped = run(
+        args.tessera, args.case, os.path.join(args.out, "clipped"), dict(stage, clip=1e-12)
+    )
     failures = []
     for record in free[:-1]:  # the last line is the final evaluation
         # The record at iteration i reports the lr of its last step, i - 1 (0-based).
@@ -48,8 +64,10 @@ def main():
     change = abs(clipped[-1]["loss"] - clipped[0]["loss"]) / clipped[0]["loss"]
     if not change < 1e-4:
         failures.append(f"clip 1e-12 still moved the loss by {change:.2e} relative")
-    print(f"lr: {[r['lr'] for r in free[:-1]]}; loss {free[0]['loss']:.3e} -> {free[-1]['loss']:.3e};"
-          f" clipped relative change {change:.2e}")
+    print(
+        f"lr: {[r['lr'] for r in free[:-1]]}; loss {free[0]['loss']:.3e} -> {free[-1]['loss']:.3e};"
+        f" clipped relative change {change:.2e}"
+    )
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -16,8 +16,18 @@ import shutil
 import subprocess
 import sys
 
-NOISE = ["terminate called", "core dumped", "Aborted", "Segmentation fault", "MPI_Abort",
-         "application called", "BAD TERMINATION", "mpiexec", "Traceback", "what():"]
+NOISE = [
+    "terminate called",
+    "core dumped",
+    "Aborted",
+    "Segmentation fault",
+    "MPI_Abort",
+    "application called",
+    "BAD TERMINATION",
+    "mpiexec",
+    "Traceback",
+    "what():",
+]
 PROGRESS = re.compile(r"^\[\s*\d+/\d+\]", re.MULTILINE)
 
 
@@ -31,7 +41,7 @@ def main():
     parser.add_argument("--expect", action="append", default=[])
     parser.add_argument("--timeout", type=float, default=25.0)
     args = parser.parse_args(argv[:split])
-    command = argv[split + 1:]
+    command = argv[split + 1 :]
 
     out = os.path.abspath(args.out)
     shutil.rmtree(out, ignore_errors=True)

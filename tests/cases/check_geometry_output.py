@@ -16,7 +16,6 @@ cell has positive area (volume) and they add up to the given measure within 1 %,
 """
 import argparse
 import glob
-import math
 import os
 import sys
 
@@ -40,21 +39,29 @@ def grid_check(h5, args):
     value = eval(args.outside, {"__builtins__": {}}, env)
     outside = value > args.margin
     inside = value < -args.margin
-    print(f"grid {list(mesh[0].shape)}: {int(outside.sum())} points outside, {int(inside.sum())} inside")
+    print(
+        f"grid {list(mesh[0].shape)}: {int(outside.sum())} points outside, {int(inside.sum())} inside"
+    )
     if outside.sum() == 0 or inside.sum() == 0:
         fail("the expression puts no grid point outside (or inside); the check would prove nothing")
     for name, data in h5["fields"].items():
         a = data[()]
         if name == "subdomain":
             if not np.all(a[outside] == -1):
-                fail(f"subdomain is not -1 at {int((a[outside] != -1).sum())} points outside the shape")
+                fail(
+                    f"subdomain is not -1 at {int((a[outside] != -1).sum())} points outside the shape"
+                )
             if not np.all(a[inside] >= 0):
                 fail(f"subdomain is -1 at {int((a[inside] < 0).sum())} points inside the shape")
             continue
         if not np.all(np.isnan(a[outside])):
-            fail(f"{name} has {int((~np.isnan(a[outside])).sum())} values outside the shape (expected NaN)")
+            fail(
+                f"{name} has {int((~np.isnan(a[outside])).sum())} values outside the shape (expected NaN)"
+            )
         if not np.all(np.isfinite(a[inside])):
-            fail(f"{name} is not finite at {int((~np.isfinite(a[inside])).sum())} points inside the shape")
+            fail(
+                f"{name} is not finite at {int((~np.isfinite(a[inside])).sum())} points inside the shape"
+            )
         print(f"  {name}: NaN at all {int(outside.sum())} outside points, finite inside")
 
 
@@ -72,7 +79,9 @@ def mesh_check(h5, args):
     points = h5["mesh/points"][()]
     cells = h5["mesh/cells"][()]
     dims = points.shape[1]
-    print(f"mesh: {points.shape[0]} points, {cells.shape[0]} cells of {cells.shape[1]} vertices, {dims}-D")
+    print(
+        f"mesh: {points.shape[0]} points, {cells.shape[0]} cells of {cells.shape[1]} vertices, {dims}-D"
+    )
     if cells.shape[1] != dims + 1:
         fail(f"cells have {cells.shape[1]} vertices in {dims}-D")
     if cells.min() < 0 or cells.max() >= points.shape[0]:

@@ -29,7 +29,9 @@ def main():
     with h5py.File(h5_path, "r") as h5:
         attribute = float(h5.attrs["interface_jump"])
         subdomains = sorted(set(h5["fields/subdomain"][...].ravel().tolist()))
-    print(f"interface_jump {jump:.3e} (attribute {attribute:.3e}), subdomains in output {subdomains}")
+    print(
+        f"interface_jump {jump:.3e} (attribute {attribute:.3e}), subdomains in output {subdomains}"
+    )
     if abs(attribute - jump) > 1e-12 * max(1.0, jump):
         print("the .h5 attribute differs from history.jsonl")
         return 1

@@ -51,8 +51,10 @@ def parse_value(text):
 
 def evaluate(expression, variables):
     """Evaluates a case-file expression (the subset the shipped cases use) with numpy."""
-    namespace = {name: getattr(np, name) for name in
-                 ("sin", "cos", "tan", "exp", "log", "sqrt", "abs", "sinh", "cosh", "tanh")}
+    namespace = {
+        name: getattr(np, name)
+        for name in ("sin", "cos", "tan", "exp", "log", "sqrt", "abs", "sinh", "cosh", "tanh")
+    }
     namespace.update(pi=math.pi, e=math.e)
     namespace.update(variables)
     return eval(expression.replace("^", "**"), {"__builtins__": {}}, namespace)
@@ -86,8 +88,10 @@ def check_h5(path, case, run_info):
             check(value == name, f"case_name attribute is {value!r}, expected {name!r}")
         if "iterations" in f.attrs:
             total = sum(stage["iterations"] for stage in case["training"]["stages"])
-            check(int(f.attrs["iterations"]) == total,
-                  f"iterations attribute {f.attrs['iterations']} != {total} (sum over stages)")
+            check(
+                int(f.attrs["iterations"]) == total,
+                f"iterations attribute {f.attrs['iterations']} != {total} (sum over stages)",
+            )
         if "wall_seconds" in f.attrs:
             check(float(f.attrs["wall_seconds"]) > 0, "wall_seconds attribute is not positive")
 
@@ -99,14 +103,19 @@ def check_h5(path, case, run_info):
                 continue
             dataset = f[key]
             check(dataset.dtype == np.float64, f"{key} is {dataset.dtype}, expected float64")
-            check(dataset.shape == (grid_spec[axis],), f"{key} has shape {dataset.shape}, expected ({grid_spec[axis]},)")
+            check(
+                dataset.shape == (grid_spec[axis],),
+                f"{key} has shape {dataset.shape}, expected ({grid_spec[axis]},)",
+            )
             values = dataset[()]
             grid[axis] = values
             check(np.all(np.diff(values) > 0), f"{key} is not increasing")
             bounds = axis_bounds(case, axis)
             if bounds is not None:
-                check(np.allclose([values[0], values[-1]], bounds, atol=1e-12),
-                      f"{key} spans [{values[0]}, {values[-1]}], expected {bounds}")
+                check(
+                    np.allclose([values[0], values[-1]], bounds, atol=1e-12),
+                    f"{key} spans [{values[0]}, {values[-1]}], expected {bounds}",
+                )
         if len(grid) != len(axes):
             return
         shape = tuple(grid_spec[axis] for axis in reversed(axes))  # [nt?, nz?, ny?, nx]
@@ -116,12 +125,16 @@ def check_h5(path, case, run_info):
                 return False
             dataset = f[key]
             check(dataset.dtype == dtype, f"{key} is {dataset.dtype}, expected {np.dtype(dtype)}")
-            return check(dataset.shape == shape, f"{key} has shape {dataset.shape}, expected {shape}")
+            return check(
+                dataset.shape == shape, f"{key} has shape {dataset.shape}, expected {shape}"
+            )
 
         dataset_ok("/fields/subdomain", np.int32)
         if "/fields/subdomain" in f and f["/fields/subdomain"].shape == shape:
             subdomains = f["/fields/subdomain"][()]
-            check(subdomains.min() >= 0, "/fields/subdomain has negative ids on a box-shaped domain")
+            check(
+                subdomains.min() >= 0, "/fields/subdomain has negative ids on a box-shaped domain"
+            )
         for equation in case["equations"]:
             key = f"/fields/residual_{equation['name']}"
             if dataset_ok(key, np.float64):
@@ -138,20 +151,27 @@ def check_h5(path, case, run_info):
                 continue
             u, exact, error = (f[key][()] for key in keys)
             check(np.all(np.isfinite(u)), f"/fields/{field} has non-finite values")
-            check(np.allclose(error, u - exact, rtol=0, atol=1e-9 * max(1.0, np.abs(u).max())),
-                  f"/fields/{field}_error != /fields/{field} - /fields/{field}_exact "
-                  f"(max difference {np.abs(error - (u - exact)).max():.3e})")
+            check(
+                np.allclose(error, u - exact, rtol=0, atol=1e-9 * max(1.0, np.abs(u).max())),
+                f"/fields/{field}_error != /fields/{field} - /fields/{field}_exact "
+                f"(max difference {np.abs(error - (u - exact)).max():.3e})",
+            )
             closed_form = case.get("exact", {}).get(field)
             if closed_form:
                 expected = np.broadcast_to(evaluate(closed_form, variables), shape)
                 deviation = np.abs(exact - expected).max()
-                check(deviation < 1e-5, f"/fields/{field}_exact differs from '{closed_form}' at the grid "
-                      f"coordinates by {deviation:.3e}: not C order with the first coordinate fastest?")
+                check(
+                    deviation < 1e-5,
+                    f"/fields/{field}_exact differs from '{closed_form}' at the grid "
+                    f"coordinates by {deviation:.3e}: not C order with the first coordinate fastest?",
+                )
             attribute = f"rel_l2_{field}"
             if check(attribute in f.attrs, f"root attribute '{attribute}' missing"):
                 measured = np.linalg.norm(error) / np.linalg.norm(exact)
-                check(math.isclose(float(f.attrs[attribute]), measured, rel_tol=1e-3),
-                      f"{attribute} = {float(f.attrs[attribute])} but |u_error|/|u_exact| on the grid = {measured}")
+                check(
+                    math.isclose(float(f.attrs[attribute]), measured, rel_tol=1e-3),
+                    f"{attribute} = {float(f.attrs[attribute])} but |u_error|/|u_exact| on the grid = {measured}",
+                )
             if time_name:
                 for k in range(shape[0]):
                     key = f"/steps/{k}/{field}"
@@ -175,28 +195,44 @@ def check_xmf(xmf_path, h5_path, case, shape):
     referenced = set()
     with h5py.File(h5_path, "r") as f:
         for item in items:
-            check(item.get("ItemType", "Uniform") != "HyperSlab",
-                  f"{xmf_path}: HyperSlab DataItem (ParaView 5.11's Xdmf3 reader ignores them, facts.md)")
+            check(
+                item.get("ItemType", "Uniform") != "HyperSlab",
+                f"{xmf_path}: HyperSlab DataItem (ParaView 5.11's Xdmf3 reader ignores them)",
+            )
             if item.get("Format") != "HDF":
                 continue
             file_part, _, dataset = (item.text or "").strip().partition(":")
-            target = file_part if os.path.isabs(file_part) else os.path.join(os.path.dirname(xmf_path), file_part)
-            check(os.path.realpath(target) == os.path.realpath(h5_path),
-                  f"{xmf_path}: DataItem references {file_part}, expected {os.path.basename(h5_path)}")
-            if check(dataset in f, f"{xmf_path}: DataItem references {dataset}, which is not in the .h5"):
+            target = (
+                file_part
+                if os.path.isabs(file_part)
+                else os.path.join(os.path.dirname(xmf_path), file_part)
+            )
+            check(
+                os.path.realpath(target) == os.path.realpath(h5_path),
+                f"{xmf_path}: DataItem references {file_part}, expected {os.path.basename(h5_path)}",
+            )
+            if check(
+                dataset in f, f"{xmf_path}: DataItem references {dataset}, which is not in the .h5"
+            ):
                 referenced.add(dataset)
                 dimensions = tuple(int(d) for d in item.get("Dimensions", "").split())
-                check(dimensions == f[dataset].shape,
-                      f"{xmf_path}: {dataset} declared {dimensions}, stored {f[dataset].shape}")
+                check(
+                    dimensions == f[dataset].shape,
+                    f"{xmf_path}: {dataset} declared {dimensions}, stored {f[dataset].shape}",
+                )
     attributes = {a.get("Name") for a in root.iter("Attribute")}
     for field in case["fields"]:
         check(field in attributes, f"{xmf_path}: no Attribute named {field}")
     if case.get("time"):
         collections = [g for g in root.iter("Grid") if g.get("GridType") == "Collection"]
-        if check(collections and collections[0].get("CollectionType") == "Temporal",
-                 f"{xmf_path}: space-time output is not a temporal collection"):
+        if check(
+            collections and collections[0].get("CollectionType") == "Temporal",
+            f"{xmf_path}: space-time output is not a temporal collection",
+        ):
             steps = [g for g in collections[0] if g.tag == "Grid"]
-            check(len(steps) == shape[0], f"{xmf_path}: {len(steps)} time grids, expected {shape[0]}")
+            check(
+                len(steps) == shape[0], f"{xmf_path}: {len(steps)} time grids, expected {shape[0]}"
+            )
 
 
 def check_history(path, case):
@@ -213,14 +249,23 @@ def check_history(path, case):
             check(False, f"{path}:{number} is not JSON: {error}")
             continue
         where = f"{path}:{number}"
-        for key, kind in (("iteration", int), ("stage", str), ("loss", (int, float)), ("terms", dict),
-                          ("rel_l2", dict), ("time_s", dict)):
+        for key, kind in (
+            ("iteration", int),
+            ("stage", str),
+            ("loss", (int, float)),
+            ("terms", dict),
+            ("rel_l2", dict),
+            ("time_s", dict),
+        ):
             check(isinstance(entry.get(key), kind), f"{where}: '{key}' missing or not {kind}")
         if isinstance(entry.get("iteration"), int):
             check(entry["iteration"] >= previous, f"{where}: iteration goes backwards")
             previous = entry["iteration"]
         if isinstance(entry.get("terms"), dict):
-            check(names <= set(entry["terms"]), f"{where}: terms {sorted(entry['terms'])} lack some of {sorted(names)}")
+            check(
+                names <= set(entry["terms"]),
+                f"{where}: terms {sorted(entry['terms'])} lack some of {sorted(names)}",
+            )
         if isinstance(entry.get("rel_l2"), dict):
             check(set(case["fields"]) <= set(entry["rel_l2"]), f"{where}: rel_l2 lacks a field")
     check(json.loads(lines[-1]).get("final") is True, f'{path}: the last line lacks "final": true')
@@ -243,7 +288,10 @@ def main():
             actual = lookup(case, path)
         except (KeyError, IndexError, ValueError, TypeError):
             actual = "<missing>"
-        check(actual == parse_value(value), f"run.json: case.{path} is {actual!r}, expected {value} (--set not applied?)")
+        check(
+            actual == parse_value(value),
+            f"run.json: case.{path} is {actual!r}, expected {value} (--set not applied?)",
+        )
     for key in ("versions", "started", "finished", "final"):
         check(key in run_info, f"run.json: '{key}' missing")
 

@@ -40,12 +40,22 @@ def main():
     args = parser.parse_args()
     out = os.path.abspath(args.out)
     shutil.rmtree(out, ignore_errors=True)
-    command = [args.tessera, "run", args.case, "--set", f"output.directory={out}",
-               "--set", f'training.stages=[{{"optimizer":"adam","iterations":{args.iterations}}}]',
-               "--set", "training.log_every=500"]
+    command = [
+        args.tessera,
+        "run",
+        args.case,
+        "--set",
+        f"output.directory={out}",
+        "--set",
+        f'training.stages=[{{"optimizer":"adam","iterations":{args.iterations}}}]',
+        "--set",
+        "training.log_every=500",
+    ]
     for override in args.overrides:
         command += ["--set", override]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     samples = []
     while process.poll() is None:
         value = rss_mb(process.pid)
@@ -58,12 +68,16 @@ def main():
     if len(samples) < 50:
         sys.exit(f"FAIL: only {len(samples)} memory samples; make the run longer")
     fifth = len(samples) // 5
-    early = statistics.median(samples[fifth:2 * fifth])
+    early = statistics.median(samples[fifth : 2 * fifth])
     late = statistics.median(samples[-fifth:])
-    print(f"{args.iterations} iterations, {len(samples)} samples: resident memory {early:.1f} MB early, "
-          f"{late:.1f} MB late (growth {late - early:+.2f} MB, peak {max(samples):.1f} MB)")
+    print(
+        f"{args.iterations} iterations, {len(samples)} samples: resident memory {early:.1f} MB early, "
+        f"{late:.1f} MB late (growth {late - early:+.2f} MB, peak {max(samples):.1f} MB)"
+    )
     if late - early > args.max_growth_mb:
-        sys.exit(f"FAIL: resident memory grew by {late - early:.1f} MB (limit {args.max_growth_mb} MB)")
+        sys.exit(
+            f"FAIL: resident memory grew by {late - early:.1f} MB (limit {args.max_growth_mb} MB)"
+        )
     return 0
 
 

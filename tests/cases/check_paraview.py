@@ -92,11 +92,17 @@ def main():
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--out", help="a run's output folder (with run.json)")
     source.add_argument("--xmf", help="a mesh .xmf to open (needs --points and --cells)")
-    parser.add_argument("--mesh", action="store_true", help="the run wrote mesh output (with --out)")
+    parser.add_argument(
+        "--mesh", action="store_true", help="the run wrote mesh output (with --out)"
+    )
     parser.add_argument("--points", type=int, help="expected number of mesh points")
     parser.add_argument("--cells", type=int, help="expected number of triangles or tetrahedra")
-    parser.add_argument("--fields", nargs="*", default=[], help="point arrays expected (with --xmf)")
-    parser.add_argument("--times", type=int, default=0, help="expected number of time values (with --xmf)")
+    parser.add_argument(
+        "--fields", nargs="*", default=[], help="point arrays expected (with --xmf)"
+    )
+    parser.add_argument(
+        "--times", type=int, default=0, help="expected number of time values (with --xmf)"
+    )
     args = parser.parse_args()
     if (args.points is None) != (args.cells is None):
         parser.error("--points and --cells go together (mesh output)")
@@ -113,8 +119,14 @@ def main():
     if args.xmf:
         xmf = os.path.abspath(args.xmf)
         out = os.path.dirname(xmf)
-        expected = {"xmf": xmf, "points": args.points, "cells": args.cells,
-                    "fields": args.fields, "times": None, "time_count": args.times}
+        expected = {
+            "xmf": xmf,
+            "points": args.points,
+            "cells": args.cells,
+            "fields": args.fields,
+            "times": None,
+            "time_count": args.times,
+        }
     else:
         out = os.path.abspath(args.out)
         with open(os.path.join(out, "run.json")) as f:
@@ -128,21 +140,33 @@ def main():
                 points *= grid[coordinate]
         elif cells is None:
             import h5py  # only needed for the mesh counts and the time values
+
             with h5py.File(h5_path, "r") as f:
                 points, cells = f["/mesh/points"].shape[0], f["/mesh/cells"].shape[0]
         times = []
         if case.get("time"):
             import h5py
+
             with h5py.File(h5_path, "r") as f:
                 times = [float(t) for t in f["/grid/" + case["time"]["name"]][()]]
-        expected = {"xmf": os.path.join(out, case["name"] + ".xmf"), "points": points,
-                    "cells": cells, "fields": case["fields"], "times": times,
-                    "time_count": len(times)}
+        expected = {
+            "xmf": os.path.join(out, case["name"] + ".xmf"),
+            "points": points,
+            "cells": cells,
+            "fields": case["fields"],
+            "times": times,
+            "time_count": len(times),
+        }
     script = os.path.join(out, "paraview_check.py")
     with open(script, "w") as f:
         f.write(PARAVIEW_SCRIPT)
-    run = subprocess.run([pvpython, "--force-offscreen-rendering", script, json.dumps(expected)],
-                         cwd=out, capture_output=True, text=True, timeout=50)
+    run = subprocess.run(
+        [pvpython, "--force-offscreen-rendering", script, json.dumps(expected)],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
     sys.stdout.write(run.stdout)
     sys.stderr.write(run.stderr)
     # The Xdmf3 reader reports arrays it cannot read on stderr instead of failing.

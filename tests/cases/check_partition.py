@@ -22,9 +22,20 @@ def main():
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
-    result = subprocess.run([args.tessera, "partition", args.case, "--ranks", "2",
-                             "--set", "output.directory=" + args.out],
-                            capture_output=True, text=True, timeout=50)
+    result = subprocess.run(
+        [
+            args.tessera,
+            "partition",
+            args.case,
+            "--ranks",
+            "2",
+            "--set",
+            "output.directory=" + args.out,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
     print(result.stdout, result.stderr)
     if result.returncode != 0:
         return 1

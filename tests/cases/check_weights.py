@@ -28,17 +28,28 @@ def main():
     for r in records:
         weights = r.get("weights")
         if weights is None or args.term not in weights:
-            problems.append(f"iteration {r.get('iteration')}: no weights.{args.term} in history.jsonl")
+            problems.append(
+                f"iteration {r.get('iteration')}: no weights.{args.term} in history.jsonl"
+            )
             continue
         w = weights[args.term]
         values.append(w)
         if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0):
-            problems.append(f"iteration {r.get('iteration')}: weights.{args.term} = {w} is not finite and positive")
-    print(f"weights.{args.term} over {len(values)} logged lines: initial {args.initial}, "
-          + (f"first {values[0]:.4g}, last {values[-1]:.4g}, min {min(values):.4g}, max {max(values):.4g}"
-             if values else "none"))
+            problems.append(
+                f"iteration {r.get('iteration')}: weights.{args.term} = {w} is not finite and positive"
+            )
+    print(
+        f"weights.{args.term} over {len(values)} logged lines: initial {args.initial}, "
+        + (
+            f"first {values[0]:.4g}, last {values[-1]:.4g}, min {min(values):.4g}, max {max(values):.4g}"
+            if values
+            else "none"
+        )
+    )
     if values and all(math.isclose(w, args.initial, rel_tol=1e-6) for w in values):
-        problems.append(f"weights.{args.term} never moved from {args.initial}: grad_norm did not run")
+        problems.append(
+            f"weights.{args.term} never moved from {args.initial}: grad_norm did not run"
+        )
     for problem in problems:
         print("FAIL:", problem)
     return 1 if problems else 0

@@ -47,7 +47,9 @@ def main():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     sys.stdout.write(run.stdout)
     sys.stderr.write(run.stderr)
-    print(f"exit code {run.returncode}; wall {wall:.1f} s; cpu {usage.ru_utime + usage.ru_stime:.1f} s")
+    print(
+        f"exit code {run.returncode}; wall {wall:.1f} s; cpu {usage.ru_utime + usage.ru_stime:.1f} s"
+    )
 
     problems = []
     if run.returncode != 0:

@@ -19,15 +19,21 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
-from check_ranks_identical import fields as read_fields, history  # same folder: history without timings
+from check_ranks_identical import (
+    fields as read_fields,
+    history,
+)  # same folder: history without timings
+
 ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
-SETS = ['training.stages=[{"optimizer":"adam","iterations":600,"lr":0.001},{"optimizer":"lbfgs","iterations":40}]',
-        "training.log_every=20", "training.checkpoint_every=20"]
+SETS = [
+    'training.stages=[{"optimizer":"adam","iterations":600,"lr":0.001},{"optimizer":"lbfgs","iterations":40}]',
+    "training.log_every=20",
+    "training.checkpoint_every=20",
+]
 
 
 def command(args, ranks, out, extra=()):
@@ -39,8 +45,13 @@ def command(args, ranks, out, extra=()):
 
 def run(args, ranks, out, extra=(), env=ENV, expect_ok=True):
     print("running:", " ".join(command(args, ranks, out, extra)), flush=True)
-    result = subprocess.run(command(args, ranks, out, extra), env=env, capture_output=True, text=True,
-                            timeout=args.timeout)
+    result = subprocess.run(
+        command(args, ranks, out, extra),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=args.timeout,
+    )
     if expect_ok and result.returncode != 0:
         sys.stdout.write(result.stdout[-3000:])
         sys.stderr.write(result.stderr[-3000:])
@@ -57,12 +68,16 @@ def same_as_reference(label, reference, out, failures):
     a, b = history(reference), history(out)
     if a != b:
         first = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        failures.append(f"{label}: history differs from the reference from line {first + 1} "
-                        f"({len(b)} lines vs {len(a)})")
+        failures.append(
+            f"{label}: history differs from the reference from line {first + 1} "
+            f"({len(b)} lines vs {len(a)})"
+        )
     if fields(reference) != fields(out):
         failures.append(f"{label}: /fields differ from the reference")
     if not failures or not failures[-1].startswith(label):
-        print(f"{label}: identical to the uninterrupted run ({len(b)} history lines, /fields bitwise)")
+        print(
+            f"{label}: identical to the uninterrupted run ({len(b)} history lines, /fields bitwise)"
+        )
 
 
 def manifests(out):
@@ -87,8 +102,13 @@ def main():
     # 2. SIGTERM to every rank once training is under way.
     stopped = os.path.join(args.out, "stopped")
     os.makedirs(stopped)
-    process = subprocess.Popen(command(args, 2, stopped), env=ENV, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command(args, 2, stopped),
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
         path = os.path.join(stopped, "history.jsonl")
@@ -97,12 +117,16 @@ def main():
         time.sleep(0.05)
     subprocess.run(["pkill", "-TERM", "-f", f"output.directory={stopped}$"])
     output, errors = process.communicate(timeout=args.timeout)
-    done = [json.loads(l)["iteration"] for l in open(os.path.join(stopped, "history.jsonl"))]
-    print(f"SIGTERM: exit {process.returncode}, stopped at iteration {done[-1]}, checkpoints {manifests(stopped)}")
+    done = [json.loads(line)["iteration"] for line in open(os.path.join(stopped, "history.jsonl"))]
+    print(
+        f"SIGTERM: exit {process.returncode}, stopped at iteration {done[-1]}, checkpoints {manifests(stopped)}"
+    )
     if process.returncode != 0:
         failures.append(f"SIGTERM: exit {process.returncode}: {errors.strip()[-500:]}")
     if "stopped early (SIGTERM)" not in output or "--restart latest" not in output:
-        failures.append(f"SIGTERM: no 'stopped early (SIGTERM) ... --restart latest' message: {output[-800:]}")
+        failures.append(
+            f"SIGTERM: no 'stopped early (SIGTERM) ... --restart latest' message: {output[-800:]}"
+        )
     if not manifests(stopped) or done[-1] >= 600:
         failures.append("SIGTERM: no complete checkpoint, or the run was not stopped early")
 
@@ -115,13 +139,21 @@ def main():
 
     # 4. kill -9 during the checkpoint of iteration 200.
     killed = os.path.join(args.out, "killed")
-    result = run(args, 2, killed, env=dict(ENV, TESSERA_FAULT="kill_before_manifest@200"), expect_ok=False)
-    folders = sorted(os.path.basename(p) for p in glob.glob(os.path.join(killed, "checkpoints", "*")))
+    result = run(
+        args, 2, killed, env=dict(ENV, TESSERA_FAULT="kill_before_manifest@200"), expect_ok=False
+    )
+    folders = sorted(
+        os.path.basename(p) for p in glob.glob(os.path.join(killed, "checkpoints", "*"))
+    )
     complete = [os.path.basename(os.path.dirname(p)) for p in manifests(killed)]
-    print(f"kill -9 in checkpoint 200: exit {result.returncode}, folders {folders}, complete {complete}")
+    print(
+        f"kill -9 in checkpoint 200: exit {result.returncode}, folders {folders}, complete {complete}"
+    )
     if result.returncode == 0 or complete != ["00000160", "00000180"] or "00000200" not in folders:
-        failures.append(f"kill -9: expected 160 and 180 complete and 200 without manifest, got {folders}, "
-                        f"complete {complete}, exit {result.returncode}")
+        failures.append(
+            f"kill -9: expected 160 and 180 complete and 200 without manifest, got {folders}, "
+            f"complete {complete}, exit {result.returncode}"
+        )
     run(args, 2, killed, ["--restart", "latest"])
     same_as_reference("restart after kill -9", reference, killed, failures)
 

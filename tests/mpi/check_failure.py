@@ -43,8 +43,15 @@ def main():
     start = time.monotonic()
     try:
         # A new session, so that a hang can be killed with every rank it started.
-        process = subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=out,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         stdout, stderr = process.communicate(timeout=args.timeout)
         code = process.returncode
     except subprocess.TimeoutExpired:
@@ -65,8 +72,9 @@ def main():
     if elapsed >= args.max_seconds:
         failures.append(f"the job took {elapsed:.1f} s (limit {args.max_seconds:.0f} s)")
     # "in", not startswith: two ranks' messages can share a line when both abort at once.
-    error_lines = [line for line in (stdout + stderr).splitlines()
-                   if "tessera: error on rank" in line]
+    error_lines = [
+        line for line in (stdout + stderr).splitlines() if "tessera: error on rank" in line
+    ]
     if not error_lines:
         failures.append("no 'tessera: error on rank ...' line in the output")
     else:
@@ -74,8 +82,10 @@ def main():
         # another).
         if not any(all(text in line for text in args.expect) for line in error_lines):
             missing = [text for text in args.expect if text not in error_lines[0]]
-            failures.append(f"no error message contains all of {args.expect!r}; the first lacks "
-                            f"{missing!r}: {error_lines[0]!r}")
+            failures.append(
+                f"no error message contains all of {args.expect!r}; the first lacks "
+                f"{missing!r}: {error_lines[0]!r}"
+            )
     for failure in failures:
         print("FAIL:", failure)
     return 1 if failures else 0

@@ -30,15 +30,32 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     env = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    command = [args.mpiexec, "-n", str(args.ranks), args.tessera, "run", os.path.abspath(args.case),
-               "--set", "training.stages.0.iterations=100000", "--set", "training.log_every=10",
-               "--set", f"output.directory={out}"]
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [
+        args.mpiexec,
+        "-n",
+        str(args.ranks),
+        args.tessera,
+        "run",
+        os.path.abspath(args.case),
+        "--set",
+        "training.stages.0.iterations=100000",
+        "--set",
+        "training.log_every=10",
+        "--set",
+        f"output.directory={out}",
+    ]
+    job = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     history = os.path.join(out, "history.jsonl")
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (os.path.exists(history) and os.path.getsize(history) > 0):
+    while time.monotonic() < deadline and not (
+        os.path.exists(history) and os.path.getsize(history) > 0
+    ):
         time.sleep(0.05)
-    pids = subprocess.run(["pgrep", "-f", f"output.directory={out}$"], capture_output=True, text=True).stdout.split()
+    pids = subprocess.run(
+        ["pgrep", "-f", f"output.directory={out}$"], capture_output=True, text=True
+    ).stdout.split()
     ranks = [int(p) for p in pids if os.path.basename(os.readlink(f"/proc/{p}/exe")) == "tessera"]
     if len(ranks) != args.ranks:
         job.kill()

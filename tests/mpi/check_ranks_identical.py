@@ -35,9 +35,12 @@ def run(args, ranks):
     env = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
     print("running:", " ".join(command), flush=True)
     start = time.monotonic()
-    result = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True,
-                            timeout=args.timeout)
-    print(f"  {ranks} rank(s): exit {result.returncode}, {time.monotonic() - start:.1f} s", flush=True)
+    result = subprocess.run(
+        command, cwd=out, env=env, capture_output=True, text=True, timeout=args.timeout
+    )
+    print(
+        f"  {ranks} rank(s): exit {result.returncode}, {time.monotonic() - start:.1f} s", flush=True
+    )
     if result.returncode != 0:
         sys.stdout.write(result.stdout[-4000:])
         sys.stderr.write(result.stderr[-4000:])
@@ -92,34 +95,47 @@ def main():
     for ranks in args.ranks[1:]:
         other = history(outs[ranks])
         if len(other) != len(base_history):
-            failures.append(f"history.jsonl: {len(other)} lines on {ranks} ranks, "
-                            f"{len(base_history)} on {base_ranks}")
+            failures.append(
+                f"history.jsonl: {len(other)} lines on {ranks} ranks, "
+                f"{len(base_history)} on {base_ranks}"
+            )
         for k, (a, b) in enumerate(zip(base_history, other)):
             if a != b:
                 keys = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
-                failures.append(f"history.jsonl line {k + 1} differs between {base_ranks} and "
-                                f"{ranks} ranks in {keys}: {[a.get(key) for key in keys]} vs "
-                                f"{[b.get(key) for key in keys]}")
+                failures.append(
+                    f"history.jsonl line {k + 1} differs between {base_ranks} and "
+                    f"{ranks} ranks in {keys}: {[a.get(key) for key in keys]} vs "
+                    f"{[b.get(key) for key in keys]}"
+                )
         name, other_fields = fields(outs[ranks])
         if name != base_name:
             failures.append(f"output file {name} on {ranks} ranks, {base_name} on {base_ranks}")
         if sorted(other_fields) != sorted(base_fields):
-            failures.append(f"/fields on {ranks} ranks holds {sorted(other_fields)}, "
-                            f"on {base_ranks}: {sorted(base_fields)}")
+            failures.append(
+                f"/fields on {ranks} ranks holds {sorted(other_fields)}, "
+                f"on {base_ranks}: {sorted(base_fields)}"
+            )
         for field in sorted(set(base_fields) & set(other_fields)):
             a, b = base_fields[field], other_fields[field]
             same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
             if not same or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
-                difference = (np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64)))
-                              if a.shape == b.shape else "shape")
-                failures.append(f"/fields/{field} differs between {base_ranks} and {ranks} ranks "
-                                f"(max |difference| {difference})")
+                difference = (
+                    np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64)))
+                    if a.shape == b.shape
+                    else "shape"
+                )
+                failures.append(
+                    f"/fields/{field} differs between {base_ranks} and {ranks} ranks "
+                    f"(max |difference| {difference})"
+                )
     for failure in failures:
         print("FAIL:", failure)
     if failures:
         return 1
-    print(f"identical on {', '.join(map(str, args.ranks))} ranks: {len(base_history)} history "
-          f"lines, /fields/{{{', '.join(sorted(base_fields))}}}")
+    print(
+        f"identical on {', '.join(map(str, args.ranks))} ranks: {len(base_history)} history "
+        f"lines, /fields/{{{', '.join(sorted(base_fields))}}}"
+    )
     return 0
 
 

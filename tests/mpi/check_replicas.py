@@ -33,16 +33,32 @@ def run(args, label, ranks, replicas, overrides, extra=(), fresh=True):
     if fresh:
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
-    command = [args.mpiexec, "-n", str(ranks), args.tessera, "run", args.case,
-               "--set", "conditions.2.file=" + args.observations_file,
-               "--set", "output.directory=" + out]
+    command = [
+        args.mpiexec,
+        "-n",
+        str(ranks),
+        args.tessera,
+        "run",
+        args.case,
+        "--set",
+        "conditions.2.file=" + args.observations_file,
+        "--set",
+        "output.directory=" + out,
+    ]
     for override in overrides:
         command += ["--set", override]
-    command += ["--set", f"decomposition.ranks_per_subdomain={replicas}", "--set", "training.checkpoint_every=10"]
+    command += [
+        "--set",
+        f"decomposition.ranks_per_subdomain={replicas}",
+        "--set",
+        "training.checkpoint_every=10",
+    ]
     command += list(extra)
     env = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
     print("running:", " ".join(command), flush=True)
-    result = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True, timeout=args.timeout)
+    result = subprocess.run(
+        command, cwd=out, env=env, capture_output=True, text=True, timeout=args.timeout
+    )
     if result.returncode != 0:
         sys.stdout.write(result.stdout[-3000:])
         sys.stderr.write(result.stderr[-3000:])
@@ -68,7 +84,9 @@ def results(out):
         history = [numbers(json.loads(line)) for line in f]
     with h5py.File(os.path.join(out, "ddp_heat.h5"), "r") as f:
         arrays = {"/fields/" + k: v[()] for k, v in f["fields"].items()}
-        arrays.update({"/parameters/" + k: np.array([v[()]]) for k, v in f.get("parameters", {}).items()})
+        arrays.update(
+            {"/parameters/" + k: np.array([v[()]]) for k, v in f.get("parameters", {}).items()}
+        )
     return history, arrays
 
 
@@ -86,8 +104,10 @@ def compare(base_label, base, other_label, other):
             error = abs(r1[key] - r2[key]) / scale
             worst = max(worst, error)
             if error > TOLERANCE:
-                failures.append(f"history line {line} {key}: {r1[key]!r} ({base_label}) vs {r2[key]!r} "
-                                f"({other_label}), relative difference {error:.2e}")
+                failures.append(
+                    f"history line {line} {key}: {r1[key]!r} ({base_label}) vs {r2[key]!r} "
+                    f"({other_label}), relative difference {error:.2e}"
+                )
     if "parameters.kappa" not in h1[-1]:
         failures.append("history has no parameters.kappa")
     if sorted(a1) != sorted(a2) or "/parameters/kappa" not in a1:
@@ -98,9 +118,13 @@ def compare(base_label, base, other_label, other):
         error = np.nanmax(np.abs(x - y)) / scale
         worst = max(worst, error)
         if error > TOLERANCE:
-            failures.append(f"{name}: max relative difference {error:.2e} between {base_label} and {other_label}")
-    print(f"{other_label} vs {base_label}: largest relative difference {worst:.2e} "
-          f"({len(h1)} history lines, {len(a1)} datasets)")
+            failures.append(
+                f"{name}: max relative difference {error:.2e} between {base_label} and {other_label}"
+            )
+    print(
+        f"{other_label} vs {base_label}: largest relative difference {worst:.2e} "
+        f"({len(h1)} history lines, {len(a1)} datasets)"
+    )
     return failures
 
 
@@ -116,9 +140,25 @@ def main():
     args.out, args.case = os.path.abspath(args.out), os.path.abspath(args.case)
     os.makedirs(args.out, exist_ok=True)
     args.observations_file = os.path.join(args.out, "observations.h5")
-    subprocess.run(["/usr/bin/python3", args.observations_tool, "--domain", "x=0:1", "--domain", "t=0:1",
-                    "--exact", "u=sin(pi*x)*exp(-0.1*pi^2*t)", "--points", "201", "--noise", "0.01",
-                    "--out", args.observations_file], check=True)
+    subprocess.run(
+        [
+            "/usr/bin/python3",
+            args.observations_tool,
+            "--domain",
+            "x=0:1",
+            "--domain",
+            "t=0:1",
+            "--exact",
+            "u=sin(pi*x)*exp(-0.1*pi^2*t)",
+            "--points",
+            "201",
+            "--noise",
+            "0.01",
+            "--out",
+            args.observations_file,
+        ],
+        check=True,
+    )
 
     failures = []
     one = results(run(args, "one_rank", 1, 1, []))
@@ -126,7 +166,9 @@ def main():
     failures += compare("1 rank", one, "2 replicas", two_replicas)
     two_subdomains = results(run(args, "xpinn_2_ranks", 2, 1, XPINN))
     out4 = run(args, "xpinn_2x2_replicas", 4, 2, XPINN)
-    failures += compare("2 subdomains on 2 ranks", two_subdomains, "2 x 2 replicas on 4 ranks", results(out4))
+    failures += compare(
+        "2 subdomains on 2 ranks", two_subdomains, "2 x 2 replicas on 4 ranks", results(out4)
+    )
 
     with open(os.path.join(out4, "run.json")) as f:
         sync = json.load(f)["synchronisation"]
@@ -143,7 +185,9 @@ def main():
     shutil.copytree(os.path.join(args.out, "two_replicas"), restart)
     shutil.rmtree(os.path.join(restart, "checkpoints", "00000050"))
     run(args, "restart_one_rank", 1, 1, [], ["--restart", "latest"], fresh=False)
-    failures += compare("1 rank", one, "2 replicas continued on 1 rank from iteration 40", results(restart))
+    failures += compare(
+        "1 rank", one, "2 replicas continued on 1 rank from iteration 40", results(restart)
+    )
 
     for failure in failures:
         print("FAIL:", failure)

@@ -12,7 +12,9 @@ import unittest
 import h5py
 import numpy as np
 
-TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "burgers_reference.py")
+TOOL = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "burgers_reference.py"
+)
 sys.path.insert(0, os.path.dirname(TOOL))
 import burgers_reference  # noqa: E402
 
@@ -21,8 +23,11 @@ class BurgersReference(unittest.TestCase):
     def test_writes_grid_output_layout_after_passing_self_checks(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "sub", "ref.h5")
-            run = subprocess.run([sys.executable, TOOL, "--nx", "33", "--nt", "5", "--nodes", "200", "--out", out],
-                                 capture_output=True, text=True)
+            run = subprocess.run(
+                [sys.executable, TOOL, "--nx", "33", "--nt", "5", "--nodes", "200", "--out", out],
+                capture_output=True,
+                text=True,
+            )
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             self.assertNotIn("FAIL", run.stdout)
             self.assertFalse(os.path.exists(out + ".partial"))

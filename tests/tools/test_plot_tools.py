@@ -28,16 +28,32 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TWO_STAGES = '[{"optimizer": "adam", "iterations": 30, "lr": 0.001}, {"optimizer": "lbfgs", "iterations": 5}]'
 
 BOX3D = {
-    "name": "box3d", "seed": 1, "coordinates": ["x", "y", "z"], "fields": ["u"],
+    "name": "box3d",
+    "seed": 1,
+    "coordinates": ["x", "y", "z"],
+    "fields": ["u"],
     "geometry": {"box": [[0, 1], [0, 1], [0, 2]]},
-    "equations": [{"name": "poisson", "residual": "-lap(u) - 3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)"}],
-    "conditions": [{"name": "walls", "type": "dirichlet", "on": "boundary", "field": "u", "value": "0",
-                    "points": 64}],
+    "equations": [
+        {"name": "poisson", "residual": "-lap(u) - 3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)"}
+    ],
+    "conditions": [
+        {
+            "name": "walls",
+            "type": "dirichlet",
+            "on": "boundary",
+            "field": "u",
+            "value": "0",
+            "points": 64,
+        }
+    ],
     "exact": {"u": "sin(pi*x)*sin(pi*y)*sin(pi*z)"},
     "decomposition": {"method": "xpinn", "split": {"z": 2}},
     "network": {"hidden": [16, 16], "activation": "tanh"},
-    "training": {"collocation": {"points": 128},
-                 "stages": [{"optimizer": "adam", "iterations": 20, "lr": 1e-3}], "log_every": 10},
+    "training": {
+        "collocation": {"points": 128},
+        "stages": [{"optimizer": "adam", "iterations": 20, "lr": 1e-3}],
+        "log_every": 10,
+    },
     "output": {"directory": "results/box3d", "grid": {"x": 11, "y": 13, "z": 15}},
 }
 
@@ -47,7 +63,9 @@ def tool(name):
 
 
 def run_tool(name, *args):
-    return subprocess.run([sys.executable, tool(name), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, tool(name), *args], capture_output=True, text=True, timeout=120
+    )
 
 
 class PlotTools(unittest.TestCase):
@@ -55,17 +73,31 @@ class PlotTools(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tessera_plot_tools_")
         os.environ.setdefault("TESSERA_THREADS", "1")  # one thread per process on shared cores
-        os.environ["MPLCONFIGDIR"] = os.path.join(cls.tmp, "mpl")  # the tools' matplotlib cache: not in $HOME
+        os.environ["MPLCONFIGDIR"] = os.path.join(
+            cls.tmp, "mpl"
+        )  # the tools' matplotlib cache: not in $HOME
         box3d = os.path.join(cls.tmp, "box3d.json")
         with open(box3d, "w") as f:
             json.dump(BOX3D, f)
         cases = {
-            "xpinn": (os.path.join(OPTIONS.source, "cases", "poisson2d_xpinn.json"),
-                      ["training.stages=" + TWO_STAGES, "training.log_every=5",
-                       "output.grid.x=41", "output.grid.y=41"]),
-            "heat": (os.path.join(OPTIONS.source, "cases", "heat1d.json"),
-                     ["training.stages=" + TWO_STAGES, "training.log_every=5",
-                      "output.grid.x=41", "output.grid.t=21"]),
+            "xpinn": (
+                os.path.join(OPTIONS.source, "cases", "poisson2d_xpinn.json"),
+                [
+                    "training.stages=" + TWO_STAGES,
+                    "training.log_every=5",
+                    "output.grid.x=41",
+                    "output.grid.y=41",
+                ],
+            ),
+            "heat": (
+                os.path.join(OPTIONS.source, "cases", "heat1d.json"),
+                [
+                    "training.stages=" + TWO_STAGES,
+                    "training.log_every=5",
+                    "output.grid.x=41",
+                    "output.grid.t=21",
+                ],
+            ),
             "box3d": (box3d, []),
         }
         cls.out = {}
@@ -112,7 +144,11 @@ class PlotTools(unittest.TestCase):
             "fields_heat_t05": [self.out["heat"], "--time", "0.5"],
             "fields_box3d_middle": [self.out["box3d"]],
             "fields_box3d_y02": [self.out["box3d"], "--slice-axis", "y", "--slice-value", "0.2"],
-            "fields_xpinn_exact": [os.path.join(self.out["xpinn"], "poisson2d_xpinn.h5"), "--field", "u_exact"],
+            "fields_xpinn_exact": [
+                os.path.join(self.out["xpinn"], "poisson2d_xpinn.h5"),
+                "--field",
+                "u_exact",
+            ],
         }
         for name, args in runs.items():
             with self.subTest(name):
@@ -128,13 +164,15 @@ class PlotTools(unittest.TestCase):
         shutil.copy(os.path.join(self.out["xpinn"], "poisson2d_xpinn.h5"), h5)
         with h5py.File(h5, "r+") as f:
             x, y = np.meshgrid(f["grid/x"][()], f["grid/y"][()])
-            outside = (x - 0.5) ** 2 + (y - 0.5) ** 2 > 0.4 ** 2
+            outside = (x - 0.5) ** 2 + (y - 0.5) ** 2 > 0.4**2
             for name, dataset in f["fields"].items():
                 values = dataset[()]
                 values[outside] = -1 if name == "subdomain" else np.nan
                 dataset[...] = values
         self.assert_ok(run_tool("plot_fields.py", disk, "-o", self.png("fields_disk")))
-        self.assert_ok(run_tool("plot_fields.py", self.out["xpinn"], "-o", self.png("fields_square")))
+        self.assert_ok(
+            run_tool("plot_fields.py", self.out["xpinn"], "-o", self.png("fields_square"))
+        )
         self.assert_png(self.png("fields_disk"))
 
         import matplotlib.image
@@ -164,7 +202,11 @@ class PlotTools(unittest.TestCase):
         missing = os.path.join(bad, "nowhere")
         h5 = os.path.join(self.out["xpinn"], "poisson2d_xpinn.h5")
         cases = [
-            ("plot_history.py", [missing], os.path.join(missing, "history.jsonl") + ": no such file"),
+            (
+                "plot_history.py",
+                [missing],
+                os.path.join(missing, "history.jsonl") + ": no such file",
+            ),
             ("plot_history.py", [empty], empty + ": empty"),
             ("plot_history.py", [broken], broken + ":2: not valid JSON"),
             ("plot_fields.py", [missing], missing + ": no such file"),
@@ -188,9 +230,14 @@ class PlotTools(unittest.TestCase):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tessera", help="the tessera executable (default: SOURCE/build/tessera)")
-    parser.add_argument("--source", default=os.path.normpath(os.path.join(HERE, "..", "..")),
-                        help="the repository root (default: two folders up from this file)")
+    parser.add_argument(
+        "--source",
+        default=os.path.normpath(os.path.join(HERE, "..", "..")),
+        help="the repository root (default: two folders up from this file)",
+    )
     OPTIONS, rest = parser.parse_known_args(namespace=OPTIONS)
     OPTIONS.source = os.path.abspath(OPTIONS.source)
-    OPTIONS.tessera = os.path.abspath(OPTIONS.tessera or os.path.join(OPTIONS.source, "build", "tessera"))
+    OPTIONS.tessera = os.path.abspath(
+        OPTIONS.tessera or os.path.join(OPTIONS.source, "build", "tessera")
+    )
     unittest.main(argv=[sys.argv[0], *rest])

@@ -26,17 +26,34 @@ ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TESSERA_TH
 
 def tessera(binary, ranks, iterations, derivatives, out):
     log_every = max(1, iterations // 10)
-    command = ["mpiexec.mpich", "-n", str(ranks), binary, "run", os.path.join(ROOT, "cases", "poisson2d.json"),
-               "--set", f'training.stages=[{{"optimizer":"adam","iterations":{iterations},"lr":0.001}}]',
-               "--set", f"training.collocation.points={4096 * ranks}",
-               "--set", "training.collocation.resample_every=100",
-               "--set", f"conditions.0.points={512 * ranks}",
-               "--set", "conditions.0.weight=1",
-               "--set", "device=cpu",
-               "--set", f"training.derivatives={derivatives}",
-               "--set", f"training.log_every={log_every}",
-               "--set", f"decomposition.ranks_per_subdomain={ranks}",
-               "--set", f"output.directory={out}"]
+    command = [
+        "mpiexec.mpich",
+        "-n",
+        str(ranks),
+        binary,
+        "run",
+        os.path.join(ROOT, "cases", "poisson2d.json"),
+        "--set",
+        f'training.stages=[{{"optimizer":"adam","iterations":{iterations},"lr":0.001}}]',
+        "--set",
+        f"training.collocation.points={4096 * ranks}",
+        "--set",
+        "training.collocation.resample_every=100",
+        "--set",
+        f"conditions.0.points={512 * ranks}",
+        "--set",
+        "conditions.0.weight=1",
+        "--set",
+        "device=cpu",
+        "--set",
+        f"training.derivatives={derivatives}",
+        "--set",
+        f"training.log_every={log_every}",
+        "--set",
+        f"decomposition.ranks_per_subdomain={ranks}",
+        "--set",
+        f"output.directory={out}",
+    ]
     subprocess.run(command, env=ENV, check=True, capture_output=True, text=True)
     with open(os.path.join(out, "history.jsonl")) as f:
         records = [json.loads(line) for line in f if line.strip()]
@@ -47,38 +64,66 @@ def tessera(binary, ranks, iterations, derivatives, out):
 
 
 def seed(ranks, iterations):
-    command = ["/usr/bin/python3", os.path.join(ROOT, "tools", "bench", "seed_poisson_ddp.py"),
-               "--iterations", str(iterations), "--world", str(ranks), "--threads", "1",
-               "--points", "4096", "--boundary-points", "512"]
+    command = [
+        "/usr/bin/python3",
+        os.path.join(ROOT, "tools", "bench", "seed_poisson_ddp.py"),
+        "--iterations",
+        str(iterations),
+        "--world",
+        str(ranks),
+        "--threads",
+        "1",
+        "--points",
+        "4096",
+        "--boundary-points",
+        "512",
+    ]
     text = subprocess.run(command, env=ENV, check=True, capture_output=True, text=True).stdout
     return json.loads(text.strip().splitlines()[-1])
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
-    parser.add_argument("--derivatives", default="auto", help="Tessera's engine: auto, taylor or autograd")
+    parser.add_argument(
+        "--derivatives", default="auto", help="Tessera's engine: auto, taylor or autograd"
+    )
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_dp_") as folder:
         for ranks in args.ranks:
-            t = tessera(args.tessera, ranks, args.iterations, args.derivatives, os.path.join(folder, f"r{ranks}"))
+            t = tessera(
+                args.tessera,
+                ranks,
+                args.iterations,
+                args.derivatives,
+                os.path.join(folder, f"r{ranks}"),
+            )
             s = seed(ranks, args.iterations)
             rows.append((ranks, t, s))
-            print(f"{ranks} rank(s): Tessera {t['ms_per_iteration']:.1f} ms/it, rel_l2 {t['rel_l2']:.3e} | "
-                  f"seed DDP {s['ms_per_iteration']:.1f} ms/it, rel_l2 {s['rel_l2']:.3e} | "
-                  f"seed/Tessera time {s['ms_per_iteration'] / t['ms_per_iteration']:.2f}x", flush=True)
+            print(
+                f"{ranks} rank(s): Tessera {t['ms_per_iteration']:.1f} ms/it, rel_l2 {t['rel_l2']:.3e} | "
+                f"seed DDP {s['ms_per_iteration']:.1f} ms/it, rel_l2 {s['rel_l2']:.3e} | "
+                f"seed/Tessera time {s['ms_per_iteration'] / t['ms_per_iteration']:.2f}x",
+                flush=True,
+            )
     base_t, base_s = rows[0][1], rows[0][2]
     print(f"\nafter {args.iterations} Adam iterations (derivatives: {args.derivatives})")
-    print("ranks  tessera_ms  seed_ms  seed/tessera  tessera_speedup  seed_speedup  tessera_rel_l2  seed_rel_l2")
+    print(
+        "ranks  tessera_ms  seed_ms  seed/tessera  tessera_speedup  seed_speedup  tessera_rel_l2  seed_rel_l2"
+    )
     for ranks, t, s in rows:
-        print(f"{ranks:5d}  {t['ms_per_iteration']:10.1f}  {s['ms_per_iteration']:7.1f}  "
-              f"{s['ms_per_iteration'] / t['ms_per_iteration']:12.2f}  "
-              f"{base_t['ms_per_iteration'] / t['ms_per_iteration']:15.2f}  "
-              f"{base_s['ms_per_iteration'] / s['ms_per_iteration']:12.2f}  "
-              f"{t['rel_l2']:14.3e}  {s['rel_l2']:11.3e}")
+        print(
+            f"{ranks:5d}  {t['ms_per_iteration']:10.1f}  {s['ms_per_iteration']:7.1f}  "
+            f"{s['ms_per_iteration'] / t['ms_per_iteration']:12.2f}  "
+            f"{base_t['ms_per_iteration'] / t['ms_per_iteration']:15.2f}  "
+            f"{base_s['ms_per_iteration'] / s['ms_per_iteration']:12.2f}  "
+            f"{t['rel_l2']:14.3e}  {s['rel_l2']:11.3e}"
+        )
     return 0
 
 

@@ -21,12 +21,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def run(tessera, ranks, iterations, out, overrides=None):
     """One poisson2d_xpinn job of `iterations` Adam steps; `overrides` maps case keys to extra
     --set values. Returns its per-phase table and final history record."""
-    command = ["mpiexec.mpich", "-n", str(ranks), tessera, "run",
-               os.path.join(ROOT, "cases", "poisson2d_xpinn.json"),
-               "--set", f'training.stages=[{{"optimizer":"adam","iterations":{iterations}}}]',
-               "--set", f"training.log_every={iterations}",
-               "--set", f"output.directory={out}",
-               "--set", 'output.grid={"x":21,"y":21}']
+    command = [
+        "mpiexec.mpich",
+        "-n",
+        str(ranks),
+        tessera,
+        "run",
+        os.path.join(ROOT, "cases", "poisson2d_xpinn.json"),
+        "--set",
+        f'training.stages=[{{"optimizer":"adam","iterations":{iterations}}}]',
+        "--set",
+        f"training.log_every={iterations}",
+        "--set",
+        f"output.directory={out}",
+        "--set",
+        'output.grid={"x":21,"y":21}',
+    ]
     for key, value in (overrides or {}).items():
         command += ["--set", f"{key}={value}"]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TESSERA_THREADS="1")
@@ -34,7 +44,11 @@ def run(tessera, ranks, iterations, out, overrides=None):
     phases = {}
     for name in ("compute", "exchange", "wait", "sync"):
         m = re.search(rf"^\s+{name}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.M)
-        phases[name] = {"min": float(m.group(1)), "mean": float(m.group(2)), "max": float(m.group(3))}
+        phases[name] = {
+            "min": float(m.group(1)),
+            "mean": float(m.group(2)),
+            "max": float(m.group(3)),
+        }
     with open(os.path.join(out, "history.jsonl")) as f:
         final = [json.loads(line) for line in f][-1]
     return phases, final
@@ -46,19 +60,25 @@ def main():
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
     args = parser.parse_args()
-    print(f"poisson2d_xpinn, 4 subdomains, {args.iterations} Adam iterations, 1 thread per rank, "
-          f"{os.cpu_count()} cores")
+    print(
+        f"poisson2d_xpinn, 4 subdomains, {args.iterations} Adam iterations, 1 thread per rank, "
+        f"{os.cpu_count()} cores"
+    )
     print(f"{'ranks':>5} {'ms/iter':>9} {'speed-up':>9} {'exchange+wait':>14} {'rel_l2':>10}")
     base = None
     with tempfile.TemporaryDirectory() as scratch:
         for ranks in args.ranks:
-            phases, final = run(args.tessera, ranks, args.iterations, os.path.join(scratch, str(ranks)))
+            phases, final = run(
+                args.tessera, ranks, args.iterations, os.path.join(scratch, str(ranks))
+            )
             total = sum(p["mean"] for p in phases.values())
             ms = 1000 * total / args.iterations
             share = (phases["exchange"]["mean"] + phases["wait"]["mean"]) / total
             base = base or ms
-            print(f"{ranks:>5} {ms:>9.1f} {base / ms:>9.2f} {100 * share:>13.1f}% "
-                  f"{final['rel_l2']['u']:>10.3e}")
+            print(
+                f"{ranks:>5} {ms:>9.1f} {base / ms:>9.2f} {100 * share:>13.1f}% "
+                f"{final['rel_l2']['u']:>10.3e}"
+            )
     return 0
 
 

@@ -27,8 +27,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"), help="the tessera binary")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--tessera", default=os.path.join(ROOT, "build", "tessera"), help="the tessera binary"
+    )
     parser.add_argument("--case", default=os.path.join(ROOT, "cases", "poisson2d.json"))
     parser.add_argument("--points", type=int, default=4096, help="collocation points")
     parser.add_argument("--boundary-points", type=int, default=512)
@@ -38,7 +42,9 @@ def parse_arguments():
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--python", default="/usr/bin/python3", help="interpreter with torch for the seed script")
+    parser.add_argument(
+        "--python", default="/usr/bin/python3", help="interpreter with torch for the seed script"
+    )
     parser.add_argument("--skip-seed", action="store_true")
     args = parser.parse_args()
     if args.iterations <= args.log_every or args.iterations % args.log_every:
@@ -71,7 +77,9 @@ def run_tessera(args, engine, folder):
     command = [args.tessera, "run", args.case]
     for key, value in overrides.items():
         command += ["--set", f"{key}={value}"]
-    done = subprocess.run(command, env=thread_environment(args.threads), capture_output=True, text=True)
+    done = subprocess.run(
+        command, env=thread_environment(args.threads), capture_output=True, text=True
+    )
     if done.returncode != 0:
         sys.exit(f"tessera ({engine}) failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     with open(os.path.join(output, "history.jsonl")) as f:
@@ -82,11 +90,27 @@ def run_tessera(args, engine, folder):
 
 
 def run_seed(args):
-    command = [args.python, os.path.join(ROOT, "tools", "bench", "seed_poisson_ddp.py"),
-               "--iterations", str(args.iterations), "--warmup", str(args.log_every),
-               "--points", str(args.points), "--boundary-points", str(args.boundary_points),
-               "--dtype", args.dtype, "--device", args.device, "--threads", str(args.threads)]
-    done = subprocess.run(command, env=thread_environment(args.threads), capture_output=True, text=True)
+    command = [
+        args.python,
+        os.path.join(ROOT, "tools", "bench", "seed_poisson_ddp.py"),
+        "--iterations",
+        str(args.iterations),
+        "--warmup",
+        str(args.log_every),
+        "--points",
+        str(args.points),
+        "--boundary-points",
+        str(args.boundary_points),
+        "--dtype",
+        args.dtype,
+        "--device",
+        args.device,
+        "--threads",
+        str(args.threads),
+    ]
+    done = subprocess.run(
+        command, env=thread_environment(args.threads), capture_output=True, text=True
+    )
     if done.returncode != 0:
         sys.exit(f"seed script failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -95,8 +119,10 @@ def run_seed(args):
 
 def main():
     args = parse_arguments()
-    variants = {"tessera forward (taylor)": lambda folder: run_tessera(args, "taylor", folder),
-                "tessera reverse (autograd)": lambda folder: run_tessera(args, "autograd", folder)}
+    variants = {
+        "tessera forward (taylor)": lambda folder: run_tessera(args, "taylor", folder),
+        "tessera reverse (autograd)": lambda folder: run_tessera(args, "autograd", folder),
+    }
     if not args.skip_seed:
         variants["seed PyTorch script (DDP, 1 rank)"] = lambda folder: run_seed(args)
     times = {name: [] for name in variants}
@@ -107,19 +133,27 @@ def main():
                 ms, error = run(folder)
                 times[name].append(ms)
                 errors[name] = error
-                print(f"  run {repeat + 1}/{args.repeats} {name}: {ms:.2f} ms/iteration", flush=True)
+                print(
+                    f"  run {repeat + 1}/{args.repeats} {name}: {ms:.2f} ms/iteration", flush=True
+                )
 
-    print(f"\n{args.points} points, {args.dtype}, {args.device}, {args.threads} thread(s), "
-          f"{args.iterations} Adam iterations, timed over the last {args.iterations - args.log_every}")
+    print(
+        f"\n{args.points} points, {args.dtype}, {args.device}, {args.threads} thread(s), "
+        f"{args.iterations} Adam iterations, timed over the last {args.iterations - args.log_every}"
+    )
     print(f"{'variant':36s} {'best ms/it':>11s} {'median':>9s} {'rel_l2 at end':>14s}")
     for name in variants:
         error = errors[name]
-        print(f"{name:36s} {min(times[name]):11.2f} {statistics.median(times[name]):9.2f} "
-              f"{error if error is not None else float('nan'):14.3g}")
+        print(
+            f"{name:36s} {min(times[name]):11.2f} {statistics.median(times[name]):9.2f} "
+            f"{error if error is not None else float('nan'):14.3g}"
+        )
     forward = min(times["tessera forward (taylor)"])
     print(f"\nreverse / forward: {min(times['tessera reverse (autograd)']) / forward:.2f}x")
     if not args.skip_seed:
-        print(f"seed script / forward: {min(times['seed PyTorch script (DDP, 1 rank)']) / forward:.2f}x")
+        print(
+            f"seed script / forward: {min(times['seed PyTorch script (DDP, 1 rank)']) / forward:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -46,9 +46,15 @@ import torch.nn as nn
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=None,
-                        help="Adam iterations (default 300; 3000 with --tessera-settings)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="Adam iterations (default 300; 3000 with --tessera-settings)",
+    )
     parser.add_argument("--warmup", type=int, default=20, help="iterations left out of the timing")
     parser.add_argument("--points", type=int, default=4096, help="collocation points per rank")
     parser.add_argument("--boundary-points", type=int, default=512)
@@ -59,16 +65,37 @@ def parse_arguments():
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads per rank")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--world", type=int, default=1, help="number of ranks")
-    parser.add_argument("--rank", type=int, default=None, help="this process's rank (else start all)")
-    parser.add_argument("--init", default=None, help="init_method (default: a file:// in a temporary folder)")
-    parser.add_argument("--eval-every", type=int, default=0, help="rel L2 every N iterations (0: only at the end)")
-    parser.add_argument("--time-limit", type=float, default=None, help="stop after this many timed seconds")
-    parser.add_argument("--stop-at", type=float, default=None, help="stop once rel_l2 <= this (with --eval-every)")
-    parser.add_argument("--tessera-settings", action="store_true", help="Tessera's settings (see above)")
+    parser.add_argument(
+        "--rank", type=int, default=None, help="this process's rank (else start all)"
+    )
+    parser.add_argument(
+        "--init", default=None, help="init_method (default: a file:// in a temporary folder)"
+    )
+    parser.add_argument(
+        "--eval-every", type=int, default=0, help="rel L2 every N iterations (0: only at the end)"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, default=None, help="stop after this many timed seconds"
+    )
+    parser.add_argument(
+        "--stop-at", type=float, default=None, help="stop once rel_l2 <= this (with --eval-every)"
+    )
+    parser.add_argument(
+        "--tessera-settings", action="store_true", help="Tessera's settings (see above)"
+    )
     parser.add_argument("--lbfgs-iterations", type=int, default=500, help="with --tessera-settings")
-    parser.add_argument("--lbfgs-points", type=int, default=None,
-                        help="collocation points per rank in the L-BFGS stage (default --points)")
-    parser.add_argument("--boundary-weight", type=float, default=None, help="default 1 (100 with --tessera-settings)")
+    parser.add_argument(
+        "--lbfgs-points",
+        type=int,
+        default=None,
+        help="collocation points per rank in the L-BFGS stage (default --points)",
+    )
+    parser.add_argument(
+        "--boundary-weight",
+        type=float,
+        default=None,
+        help="default 1 (100 with --tessera-settings)",
+    )
     args = parser.parse_args()
     if args.iterations is None:
         args.iterations = 3000 if args.tessera_settings else 300
@@ -87,8 +114,14 @@ def launch_local_ranks(args):
     init = args.init or "file://" + os.path.join(folder, "rendezvous")
     children = []
     for rank in range(args.world):
-        command = [sys.executable, os.path.abspath(__file__)] + sys.argv[1:] + ["--rank", str(rank), "--init", init]
-        children.append(subprocess.Popen(command, stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL))
+        command = (
+            [sys.executable, os.path.abspath(__file__)]
+            + sys.argv[1:]
+            + ["--rank", str(rank), "--init", init]
+        )
+        children.append(
+            subprocess.Popen(command, stdout=subprocess.PIPE if rank == 0 else subprocess.DEVNULL)
+        )
     output, _ = children[0].communicate()
     codes = [child.wait() for child in children]
     sys.stdout.write(output.decode())
@@ -149,10 +182,16 @@ def main():
         torch.cuda.set_device(args.rank % torch.cuda.device_count())
     dtype = torch.float32 if args.dtype == "float32" else torch.float64
     options = {"device": device, "dtype": dtype}
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=args.init,
-                            rank=args.rank, world_size=args.world)
+    dist.init_process_group(
+        "nccl" if device.type == "cuda" else "gloo",
+        init_method=args.init,
+        rank=args.rank,
+        world_size=args.world,
+    )
 
-    torch.manual_seed(args.seed)  # the same initial network on every rank (DDP broadcasts it anyway)
+    torch.manual_seed(
+        args.seed
+    )  # the same initial network on every rank (DDP broadcasts it anyway)
     layers = []
     widths = [2, 50, 50, 50, 1]
     for k in range(len(widths) - 1):
@@ -168,11 +207,13 @@ def main():
     network = nn.Sequential(*layers).to(**options)
     model = nn.parallel.DistributedDataParallel(network)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    schedule = torch.optim.lr_scheduler.StepLR(optimizer, 1000, 0.9) if args.tessera_settings else None
+    schedule = (
+        torch.optim.lr_scheduler.StepLR(optimizer, 1000, 0.9) if args.tessera_settings else None
+    )
     generator = torch.Generator().manual_seed(args.seed + 1000 * (args.rank + 1))  # per-rank points
 
     def source(x):
-        return 2 * math.pi ** 2 * torch.sin(math.pi * x[:, 0:1]) * torch.sin(math.pi * x[:, 1:2])
+        return 2 * math.pi**2 * torch.sin(math.pi * x[:, 0:1]) * torch.sin(math.pi * x[:, 1:2])
 
     def loss_of(interior, boundary):
         u = model(interior)
@@ -180,11 +221,13 @@ def main():
         u_xx = torch.autograd.grad(grad[:, 0].sum(), interior, create_graph=True)[0][:, 0:1]
         u_yy = torch.autograd.grad(grad[:, 1].sum(), interior, create_graph=True)[0][:, 1:2]
         residual = u_xx + u_yy + source(interior)
-        return (residual ** 2).mean() + args.boundary_weight * (model(boundary) ** 2).mean()
+        return (residual**2).mean() + args.boundary_weight * (model(boundary) ** 2).mean()
 
     curve, reached = [], {}
     thresholds = {"1e-2": 1e-2, "1e-3": 1e-3}
-    check_every = args.eval_every if args.eval_every > 0 else (10 if args.time_limit is not None else 0)
+    check_every = (
+        args.eval_every if args.eval_every > 0 else (10 if args.time_limit is not None else 0)
+    )
 
     def checkpoint(iteration, clock):
         """Evaluates (rank 0) and agrees on stopping; returns True to stop. Not timed."""
@@ -219,7 +262,9 @@ def main():
             started = time.perf_counter()
             paused_at_warmup = clock.paused
         if iteration % args.resample_every == 0:
-            interior = torch.rand(args.points, 2, generator=generator).to(**options).requires_grad_(True)
+            interior = (
+                torch.rand(args.points, 2, generator=generator).to(**options).requires_grad_(True)
+            )
             boundary = boundary_points(args.boundary_points, generator, options)
         optimizer.zero_grad()
         loss = loss_of(interior, boundary)
@@ -233,16 +278,27 @@ def main():
             break
     clock.sync()
     timed = done - args.warmup
-    ms = (1000.0 * (time.perf_counter() - started - (clock.paused - paused_at_warmup)) / timed
-          if started is not None and timed > 0 else float("nan"))
+    ms = (
+        1000.0 * (time.perf_counter() - started - (clock.paused - paused_at_warmup)) / timed
+        if started is not None and timed > 0
+        else float("nan")
+    )
     adam_iterations = done
 
     lbfgs_done = 0
     if args.tessera_settings and args.lbfgs_iterations > 0 and not stopped:
-        interior = torch.rand(args.lbfgs_points, 2, generator=generator).to(**options).requires_grad_(True)
+        interior = (
+            torch.rand(args.lbfgs_points, 2, generator=generator).to(**options).requires_grad_(True)
+        )
         boundary = boundary_points(args.boundary_points, generator, options)
-        lbfgs = torch.optim.LBFGS(model.parameters(), lr=1.0, history_size=50, tolerance_grad=1e-9,
-                                  tolerance_change=1e-12, line_search_fn="strong_wolfe")
+        lbfgs = torch.optim.LBFGS(
+            model.parameters(),
+            lr=1.0,
+            history_size=50,
+            tolerance_grad=1e-9,
+            tolerance_change=1e-12,
+            line_search_fn="strong_wolfe",
+        )
 
         def closure():
             lbfgs.zero_grad()
@@ -272,16 +328,35 @@ def main():
     wall = clock.now()
     rel_l2 = relative_l2(network, options)
     if args.rank == 0:
-        result = {"ms_per_iteration": ms, "timed_iterations": timed, "rel_l2": rel_l2,
-                  "loss": loss.item(), "ranks": args.world, "points": args.points,
-                  "device": args.device, "dtype": args.dtype, "torch": torch.__version__}
+        result = {
+            "ms_per_iteration": ms,
+            "timed_iterations": timed,
+            "rel_l2": rel_l2,
+            "loss": loss.item(),
+            "ranks": args.world,
+            "points": args.points,
+            "device": args.device,
+            "dtype": args.dtype,
+            "torch": torch.__version__,
+        }
         if args.eval_every > 0 or args.time_limit is not None or args.tessera_settings:
-            result.update({"settings": "tessera" if args.tessera_settings else "published",
-                           "adam_iterations": adam_iterations, "lbfgs_iterations": lbfgs_done,
-                           "wall_s": wall, "stopped_early": bool(stopped)})
+            result.update(
+                {
+                    "settings": "tessera" if args.tessera_settings else "published",
+                    "adam_iterations": adam_iterations,
+                    "lbfgs_iterations": lbfgs_done,
+                    "wall_s": wall,
+                    "stopped_early": bool(stopped),
+                }
+            )
         if args.eval_every > 0:
-            result.update({"wall_to_1e-2": reached.get("1e-2"), "wall_to_1e-3": reached.get("1e-3"),
-                           "curve": curve})
+            result.update(
+                {
+                    "wall_to_1e-2": reached.get("1e-2"),
+                    "wall_to_1e-3": reached.get("1e-3"),
+                    "curve": curve,
+                }
+            )
         print(json.dumps(result))
     dist.destroy_process_group()
     return 0
