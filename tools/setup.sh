@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs every Debian package Tessera needs to build, test and run (see shared facts.md).
+# Installs every Debian package Tessera needs to build, test and run.
 # Idempotent: quiet and fast when everything is present.
 set -euo pipefail
 
@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev doctest-dev
   python3-h5py python3-numpy python3-scipy python3-matplotlib
   python3-torch  # tools/bench: the seed's PyTorch scripts run side by side with Tessera
+  python3-paraview  # the pvpython tests (it brings OpenMPI too: Tessera's tests use mpiexec.mpich)
+  clang-format black flake8  # tools/format.sh: clang-format 14 is Debian 12's
 )
 
 missing=()

@@ -22,7 +22,7 @@ namespace {
 constexpr double kExact = 1e-20;   // mean square on the exact solution (float64 round-off)
 constexpr double kVisible = 1e-6;  // mean square for a perturbed function
 constexpr int64_t kPoints = 256;
-const PointOptions kFloat64{torch::kFloat64, torch::kCPU};
+const PointOptions kFloat64{torch::kFloat64, torch::kCPU, Replica{}};
 
 // Plane problem on [0,1]^2: u = sin(pi x) sin(pi y) + x y, perturbed by eps *
 // (1 + x^2 + y^2). -lap(u) = 2 pi^2 sin(pi x) sin(pi y); u_x = pi cos(pi x)
