@@ -67,7 +67,7 @@ train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::s
                                           const std::vector<int>& owned,
                                           const nlohmann::json& identity) {
   std::string directory = which;
-  if (which == "latest") {
+  if (which == latest_checkpoint) {
     directory = io::latest_checkpoint(output);
     TESSERA_CHECK(
         !directory.empty(),
@@ -102,6 +102,19 @@ train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::s
   };
   for (int id : owned) restored.subdomains[id] = load(subdomain_file(directory, id));
   if (manifest.value("shared", false)) restored.shared = load(shared_file(directory));
+  return restored;
+}
+
+std::optional<train::RestoredCheckpoint> restore_checkpoint(const CommandLine& line,
+                                                            const Setup& setup,
+                                                            const RankModels& rank,
+                                                            const nlohmann::json& identity,
+                                                            Console& console) {
+  if (line.restart.empty()) return std::nullopt;
+  auto restored =
+      read_checkpoint(line.restart, setup.input.output.directory, rank.owned_ids(), identity);
+  console.out() << "tessera: continuing from the checkpoint at iteration "
+                << restored.position.iteration << "\n";
   return restored;
 }
 

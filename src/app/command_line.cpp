@@ -17,15 +17,16 @@ std::string usage() {
          "\n"
          "options:\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
+         "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
          "  --restart latest   (run) continue from the newest complete checkpoint in the output "
          "folder\n"
-         "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
          "  --ranks N          partition: map onto N ranks (default: the job's size)\n"
          "  --help, --version\n"
          "\n"
          "examples:\n"
          "  tessera run cases/poisson2d.json\n"
-         "  mpiexec -n 4 tessera run cases/poisson2d.json --set output.directory=results/p4\n";
+         "  mpiexec.mpich -n 4 tessera run cases/poisson2d.json --set "
+         "output.directory=results/p4\n";
 }
 
 CommandLine parse_command_line(int argc, char** argv) {
@@ -33,18 +34,20 @@ CommandLine parse_command_line(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   TESSERA_CHECK(!args.empty(), "no command given\n" << usage());
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    line.command = "help";
+    line.command = Command::help;
     return line;
   }
   if (args[0] == "--version") {
-    line.command = "version";
+    line.command = Command::version;
     return line;
   }
   const std::vector<std::string> commands{"run", "check", "partition"};
   TESSERA_CHECK(std::count(commands.begin(), commands.end(), args[0]),
                 "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
                                     << "; use run, check or partition (tessera --help)");
-  line.command = args[0];
+  line.command = args[0] == "run"     ? Command::run
+                 : args[0] == "check" ? Command::check
+                                      : Command::partition;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--set") {

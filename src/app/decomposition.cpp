@@ -57,7 +57,7 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
                                        << ranks << " rank(s); start " << k * std::max(1, ranks / k)
                                        << " ranks (-n " << k * std::max(1, ranks / k)
                                        << ") or set ranks_per_subdomain to a divisor of " << ranks);
-  TESSERA_CHECK(k == 1 || c.training.weights.adaptive != "grad_norm",
+  TESSERA_CHECK(k == 1 || c.training.weights.adaptive != io::WeightBalancing::grad_norm,
                 c.file << ": training.weights.adaptive: \"grad_norm\" is not available with "
                           "decomposition.ranks_per_subdomain > 1 (each replica sees only part of "
                           "each term's gradient); use fixed weights or one rank per subdomain");
@@ -68,7 +68,7 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   const auto samples =
       p.domain->sample_interior(measure_samples, geometry::SamplerKind::sobol, rng);
   Decomposition d{
-      spec.balance == "measure"
+      spec.balance == io::Balance::measure
           ? partition::Partition::balanced(p.domain->bounding_box(), p.domain->input_names(),
                                            spec.split, samples, key)
           : partition::Partition(p.domain->bounding_box(), p.domain->input_names(),
@@ -81,8 +81,8 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   d.replicas = k;
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
   for (int& first : d.rank_of) first *= k;
-  if (spec.method == "xpinn") d.weights.continuity = d.weights.residual = 1;
-  if (spec.method == "cpinn") d.weights.continuity = d.weights.flux = 1;
+  if (spec.method == io::DecompositionMethod::xpinn) d.weights.continuity = d.weights.residual = 1;
+  if (spec.method == io::DecompositionMethod::cpinn) d.weights.continuity = d.weights.flux = 1;
   auto weight = [&](const char* key, double& into) {
     if (auto it = spec.interface.weights.find(key); it != spec.interface.weights.end())
       into = it->second;
@@ -93,7 +93,7 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   weight("gradient", d.weights.gradient);
   // A periodic condition couples the two ends of its axis: it needs them in one subdomain.
   for (const auto& cond : c.conditions) {
-    if (cond.type != "periodic") continue;
+    if (cond.type != io::ConditionKind::periodic) continue;
     const int axis = p.domain->axis_index(cond.axis);
     TESSERA_CHECK(axis < 0 || d.partition.cuts()[axis].empty(),
                   c.file << ": " << cond.key << ": a periodic condition along '" << cond.axis
@@ -197,8 +197,7 @@ std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(const io::C
                                                                      const Decomposition& d, int s,
                                                                      physics::Replica replica) {
   std::vector<std::unique_ptr<physics::InterfaceSide>> sides;
-  const auto sampler =
-      geometry::parse_sampler(c.training.collocation.sampler, "training.collocation.sampler");
+  const auto sampler = p.sampler;
   for (int id : d.partition.interfaces_of(s)) {
     const auto& f = d.partition.interfaces()[id];
     auto points = interface_points_in_domain(f, d.interface_points, sampler, c.seed, *p.domain)

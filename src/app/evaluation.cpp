@@ -269,4 +269,19 @@ io::GridContribution Evaluator::output_contribution() {
   return out;
 }
 
+Evaluator make_evaluator(const parallel::Communicator& comm, const Setup& setup,
+                         const RankModels& rank) {
+  const auto& partition = setup.decomposition.partition;
+  const auto& problem = setup.problem;
+  auto layout = output_grid(setup.input, problem, &comm);
+  const bool mask_outside = !layout.mesh;
+  SubdomainOf subdomain_of = [&partition, &problem, mask_outside](const torch::Tensor& x) {
+    return mask_outside ? subdomain_in_domain(partition, *problem.domain, x)
+                        : partition.subdomain_of(x);
+  };
+  return Evaluator(comm, problem,
+                   rank.replica.index == 0 ? rank.owned() : std::vector<train::SubdomainModel*>{},
+                   subdomain_of, partition.size(), std::move(layout));
+}
+
 }  // namespace tessera::app

@@ -8,6 +8,24 @@
 
 namespace tessera::app {
 
+namespace {
+
+nn::Activation activation_of(io::ActivationChoice choice) {
+  switch (choice) {
+    case io::ActivationChoice::tanh:
+      return nn::Activation::tanh;
+    case io::ActivationChoice::sin:
+      return nn::Activation::sin;
+    case io::ActivationChoice::gelu:
+      return nn::Activation::gelu;
+    case io::ActivationChoice::silu:
+      return nn::Activation::silu;
+  }
+  TESSERA_UNREACHABLE("activation " << static_cast<int>(choice));
+}
+
+}  // namespace
+
 nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box) {
   io::NetworkSpec spec = c.network;
@@ -17,13 +35,13 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
   o.inputs = p.domain->dims();
   o.outputs = static_cast<int64_t>(c.fields.size());
   o.hidden = spec.hidden;
-  o.activation = nn::parse_activation(spec.activation, "network.activation");
+  o.activation = activation_of(spec.activation);
   o.adaptive_scale = spec.adaptive_scale;
   if (spec.fourier_features) {
     o.fourier_count = spec.fourier_features->first;
     o.fourier_scale = spec.fourier_features->second;
   }
-  o.xavier_uniform = spec.init == "xavier_uniform";
+  o.xavier_uniform = spec.init == io::InitChoice::xavier_uniform;
   o.lower = box.lo;
   o.upper = box.hi;
   o.seed = c.seed;
@@ -37,15 +55,15 @@ namespace {
 // applies (orders <= 2), else reverse. Which partials a group asks for is known only when it
 // asks, so the choice (and the error for "taylor") is made per call.
 physics::DerivativeEngine derivative_engine(const io::Case& c, const nn::Mlp& network) {
-  const std::string choice = c.training.derivatives;
-  if (choice == "autograd") return autodiff::reverse_partials;
+  const io::DerivativeChoice choice = c.training.derivatives;
+  if (choice == io::DerivativeChoice::autograd) return autodiff::reverse_partials;
   const std::string file = c.file;
   return [choice, file, network](const autodiff::NetworkFunction& function, const torch::Tensor& x,
                                  const std::set<autodiff::Partial>& requested, bool create_graph) {
     if (autodiff::taylor_supports(network->options(), requested))
       return autodiff::taylor_partials(*network, x, requested, create_graph);
     TESSERA_CHECK(
-        choice != "taylor",
+        choice != io::DerivativeChoice::taylor,
         file << ": training.derivatives: the \"taylor\" engine computes derivatives up "
                 "to second order; this case needs higher ones: use \"auto\" or \"autograd\"");
     return autodiff::reverse_partials(function, x, requested, create_graph);
@@ -68,8 +86,7 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
       derivative_engine(c, model->network), std::move(parameters));
 
   const physics::PointOptions points{p.dtype, p.device, replica};
-  const auto sampler =
-      geometry::parse_sampler(c.training.collocation.sampler, "training.collocation.sampler");
+  const auto sampler = p.sampler;
   int64_t collocation = c.training.collocation.points;
   auto override = c.subdomains.find(id);
   if (override != c.subdomains.end() && override->second.collocation_points)
@@ -104,8 +121,8 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   train::TrainingPlan plan;
   for (const auto& s : c.training.stages) {
     train::StagePlan stage;
-    stage.optimizer =
-        s.optimizer == "lbfgs" ? train::OptimizerKind::lbfgs : train::OptimizerKind::adam;
+    stage.optimizer = s.optimizer == io::OptimizerChoice::lbfgs ? train::OptimizerKind::lbfgs
+                                                                : train::OptimizerKind::adam;
     stage.iterations = s.iterations;
     stage.lr = s.lr;
     if (s.decay) {
@@ -121,7 +138,7 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   plan.log_every = c.training.log_every;
   plan.resample_every = c.training.collocation.resample_every;
   plan.weights = p.weights;
-  plan.adaptive.enabled = c.training.weights.adaptive == "grad_norm";
+  plan.adaptive.enabled = c.training.weights.adaptive == io::WeightBalancing::grad_norm;
   plan.adaptive.every = c.training.weights.adaptive_every;
   plan.adaptive.alpha = c.training.weights.adaptive_alpha;
   plan.time_limit = c.training.time_limit;

@@ -1,9 +1,10 @@
 #include <iomanip>
-#include <iostream>
 
 #include "tessera/app/command_line.hpp"
+#include "tessera/app/console.hpp"
 #include "tessera/app/decomposition.hpp"
 #include "tessera/app/evaluation.hpp"
+#include "tessera/app/setup.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/io/grid_output.hpp"
 
@@ -11,28 +12,32 @@ namespace tessera::app {
 
 int partition_command(const CommandLine& line) {
   const auto comm = parallel::Communicator::world();
-  const io::Case c = io::load_case(line.case_file, line.overrides);
-  Problem problem = build_problem(c);
+  Console console(comm.rank() == 0);
   const int ranks = line.ranks > 0 ? line.ranks : comm.size();
-  const Decomposition d = build_decomposition(c, problem, ranks);
+  const Setup setup = prepare(load(line), ranks);
+  const auto& c = setup.input;
+  const auto& problem = setup.problem;
+  const auto& d = setup.decomposition;
   const auto& partition = d.partition;
 
-  if (comm.rank() == 0) {
-    std::cout << "case " << c.name << ": " << d.method << ", " << partition.size()
-              << " subdomain(s) on " << ranks << " rank(s), " << partition.interfaces().size()
-              << " interface(s)\n";
-    std::cout << "subdomain  rank  box\n";
+  // The table of subdomains and interfaces on the console.
+  {
+    std::ostream& out = console.out();
+    out << "case " << c.name << ": " << io::name(d.method) << ", " << partition.size()
+        << " subdomain(s) on " << ranks << " rank(s), " << partition.interfaces().size()
+        << " interface(s)\n";
+    out << "subdomain  rank  box\n";
     for (const auto& s : partition.subdomains()) {
-      std::cout << std::setw(9) << s.id << std::setw(6) << d.rank_of[s.id] << "  [";
+      out << std::setw(9) << s.id << std::setw(6) << d.rank_of[s.id] << "  [";
       for (std::size_t i = 0; i < s.box.lo.size(); ++i)
-        std::cout << (i ? " x " : "") << partition.names()[i] << " " << s.box.lo[i] << ".."
-                  << s.box.hi[i];
-      std::cout << "]\n";
+        out << (i ? " x " : "") << partition.names()[i] << " " << s.box.lo[i] << ".."
+            << s.box.hi[i];
+      out << "]\n";
     }
-    if (!partition.interfaces().empty()) std::cout << "interface  lower  upper  at\n";
+    if (!partition.interfaces().empty()) out << "interface  lower  upper  at\n";
     for (const auto& f : partition.interfaces())
-      std::cout << std::setw(9) << f.id << std::setw(7) << f.lower << std::setw(7) << f.upper
-                << "  " << partition.names()[f.axis] << " = " << f.position << "\n";
+      out << std::setw(9) << f.id << std::setw(7) << f.lower << std::setw(7) << f.upper << "  "
+          << partition.names()[f.axis] << " = " << f.position << "\n";
   }
 
   // The map as a grid file: subdomain and rank at every output grid point, for ParaView.
@@ -56,7 +61,7 @@ int partition_command(const CommandLine& line) {
   info.attributes_double["ranks"] = ranks;
   const std::string stem = c.name + "_partition";
   io::write_grid_output(comm, c.output.directory, stem, layout, contribution, info);
-  if (comm.rank() == 0) std::cout << "wrote " << c.output.directory << "/" << stem << ".xmf\n";
+  console.out() << "wrote " << c.output.directory << "/" << stem << ".xmf\n";
   return 0;
 }
 

@@ -7,10 +7,10 @@
 
 namespace tessera::app {
 
-torch::Device resolve_device(const std::string& name, const std::string& file) {
-  if (name == "cpu") return torch::kCPU;
+torch::Device resolve_device(io::DeviceChoice choice, const std::string& file) {
+  if (choice == io::DeviceChoice::cpu) return torch::kCPU;
   const bool have_cuda = torch::cuda::is_available();
-  if (name == "cuda") {
+  if (choice == io::DeviceChoice::cuda) {
     TESSERA_CHECK(have_cuda, file << ": device: 'cuda' requested but LibTorch sees no CUDA device "
                                      "(or was built without CUDA); use \"auto\" or \"cpu\"");
     return torch::kCUDA;
@@ -35,14 +35,24 @@ int field_index(const io::Case& c, const std::string& field) {
   TESSERA_FAIL(c.file << ": unknown field '" << field << "'");
 }
 
-physics::ConditionType condition_type(const io::ConditionSpec& spec, const std::string& file) {
-  if (spec.type == "dirichlet") return physics::ConditionType::dirichlet;
-  if (spec.type == "neumann") return physics::ConditionType::neumann;
-  if (spec.type == "robin") return physics::ConditionType::robin;
-  if (spec.type == "initial") return physics::ConditionType::initial;
-  if (spec.type == "residual") return physics::ConditionType::residual;
-  TESSERA_FAIL(file << ": " << spec.key << ".type: '" << spec.type
-                    << "' conditions are not available in this version");
+/// The pointwise condition types (periodic and data conditions are planned apart).
+physics::ConditionType condition_type(const io::ConditionSpec& spec) {
+  switch (spec.type) {
+    case io::ConditionKind::dirichlet:
+      return physics::ConditionType::dirichlet;
+    case io::ConditionKind::neumann:
+      return physics::ConditionType::neumann;
+    case io::ConditionKind::robin:
+      return physics::ConditionType::robin;
+    case io::ConditionKind::initial:
+      return physics::ConditionType::initial;
+    case io::ConditionKind::residual:
+      return physics::ConditionType::residual;
+    case io::ConditionKind::periodic:
+    case io::ConditionKind::data:
+      break;
+  }
+  TESSERA_UNREACHABLE(spec.key << " is not a pointwise condition");
 }
 
 /// Reads a data condition's file and checks that every observation lies inside the domain.
@@ -90,18 +100,18 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
       throw Error(c.file + ": " + e.what());
     }
   };
-  if (spec.type == "periodic") {
+  if (spec.type == io::ConditionKind::periodic) {
     plan.periodic_faces =
         with_file([&] { return domain.periodic_faces(spec.axis, spec.key + ".axis"); });
     return plan;
   }
-  if (spec.type == "data") {
+  if (spec.type == io::ConditionKind::data) {
     plan.data = read_data(c, spec, domain);
     return plan;
   }
   physics::Condition condition;
   condition.name = spec.name;
-  condition.type = condition_type(spec, c.file);
+  condition.type = condition_type(spec);
   if (!spec.field.empty()) condition.field = field_index(c, spec.field);
   auto optional_expression = [&](const std::optional<io::ExpressionText>& text) {
     return text ? std::optional<expr::Expression>(parse(c, *text, symbols)) : std::nullopt;
@@ -123,8 +133,19 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
 
 Problem build_problem(const io::Case& c) {
   Problem p;
-  p.dtype = c.dtype == "float64" ? torch::kFloat64 : torch::kFloat32;
+  p.dtype = c.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
   p.device = resolve_device(c.device, c.file);
+  switch (c.training.collocation.sampler) {
+    case io::SamplerChoice::uniform:
+      p.sampler = geometry::SamplerKind::uniform;
+      break;
+    case io::SamplerChoice::lhs:
+      p.sampler = geometry::SamplerKind::lhs;
+      break;
+    case io::SamplerChoice::sobol:
+      p.sampler = geometry::SamplerKind::sobol;
+      break;
+  }
 
   p.symbols.spatial = c.coordinates;
   if (c.time) p.symbols.time = c.time->name;

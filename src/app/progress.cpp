@@ -1,10 +1,8 @@
 #include "tessera/app/progress.hpp"
 
 #include <cstdio>
-#include <iostream>
 #include <set>
 
-#include "tessera/app/model.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::app {
@@ -24,8 +22,10 @@ nlohmann::json history_json(const train::LogRecord& r) {
   return j;
 }
 
-void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& p,
-                           const Decomposition& d) {
+void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSummary& model) {
+  const io::Case& c = setup.input;
+  const Problem& p = setup.problem;
+  const Decomposition& d = setup.decomposition;
   out << "case " << c.name << " (" << c.file << ")\n";
   out << "  coordinates: ";
   for (const auto& n : p.domain->input_names()) out << n << " ";
@@ -36,37 +36,20 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   out << "]\n";
   const auto& shape = p.domain->shape();
   const char* measure_name[] = {"length", "area", "volume"};
-  out << "  geometry: " << c.geometry.kind << ", " << measure_name[shape.dims() - 1] << " "
-      << shape.measure() << ", " << shape.boundary_parts().size() << " boundary part(s)\n";
+  out << "  geometry: " << io::name(c.geometry.kind) << ", " << measure_name[shape.dims() - 1]
+      << " " << shape.measure() << ", " << shape.boundary_parts().size() << " boundary part(s)\n";
   out << "  fields: ";
   for (const auto& f : p.symbols.fields) out << f << " ";
-  // Subdomain 0 stands for all: every subdomain has the same terms (some with no points).
-  const auto model = build_subdomain(c, p, d, 0);
-  std::set<expr::DerivativeKey> derivatives;
-  for (const auto& g : model->groups) {
-    auto keys = g->derivatives();
-    derivatives.insert(keys.begin(), keys.end());
-  }
-  for (const auto& side : model->interfaces) {
-    auto keys = side->derivatives();
-    derivatives.insert(keys.begin(), keys.end());
-  }
-  int64_t parameters = 0;
-  for (const auto& t : model->network->parameters()) parameters += t.numel();
   out << "\n  derivatives needed: ";
-  for (const auto& key : derivatives) out << expr::derivative_name(key, p.symbols) << " ";
+  for (const auto& name : model.derivatives) out << name << " ";
   out << "\n  loss terms (weight; points per resample in subdomain 0):\n";
-  std::map<std::string, int64_t> points;
-  for (const auto& g : model->groups)
-    for (const auto& name : g->term_names()) points[name] = g->point_count();
-  for (const auto& side : model->interfaces)
-    for (const auto& name : physics::interface_term_names(d.weights))
-      points[name] += side->point_count();
-  for (const auto& name : p.term_names)
-    out << "    " << name << ": weight " << p.weights.at(name) << ", " << points[name]
-        << " points\n";
-  out << "  decomposition: " << d.method << ", " << d.partition.size() << " subdomain(s), "
-      << d.partition.interfaces().size() << " interface(s)";
+  for (const auto& name : p.term_names) {
+    auto it = model.points.find(name);
+    out << "    " << name << ": weight " << p.weights.at(name) << ", "
+        << (it == model.points.end() ? 0 : it->second) << " points\n";
+  }
+  out << "  decomposition: " << io::name(d.method) << ", " << d.partition.size()
+      << " subdomain(s), " << d.partition.interfaces().size() << " interface(s)";
   if (!d.partition.interfaces().empty()) out << " with " << d.interface_points << " points each";
   out << "\n";
   for (const auto& s : d.partition.subdomains()) {
@@ -78,16 +61,16 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
       out << (i ? " x " : "") << s.box.lo[i] << ", " << s.box.hi[i];
     out << "]\n";
   }
-  out << "  network: " << c.network.activation << " [" << p.domain->dims();
+  out << "  network: " << io::name(c.network.activation) << " [" << p.domain->dims();
   for (auto h : c.network.hidden) out << ", " << h;
-  out << ", " << p.symbols.fields.size() << "], " << parameters
-      << " trainable parameters per subdomain, " << c.dtype << " on " << p.device << "\n";
+  out << ", " << p.symbols.fields.size() << "], " << model.parameters
+      << " trainable parameters per subdomain, " << io::name(c.dtype) << " on " << p.device << "\n";
   int64_t iterations = 0;
   for (const auto& s : c.training.stages) iterations += s.iterations;
   out << "  training: " << c.training.stages.size() << " stage(s), " << iterations
       << " iterations; derivatives: "
-      << (c.training.derivatives == "autograd" ? "reverse-mode autograd"
-          : c.training.derivatives == "taylor"
+      << (c.training.derivatives == io::DerivativeChoice::autograd ? "reverse-mode autograd"
+          : c.training.derivatives == io::DerivativeChoice::taylor
               ? "forward Taylor engine"
               : "auto (forward Taylor engine up to second order, else autograd)")
       << "\n";
@@ -102,7 +85,8 @@ void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& 
   out << std::flush;
 }
 
-void print_timing_table(const parallel::Communicator& comm, const train::LogRecord& record) {
+void print_timing_table(const parallel::Communicator& comm, const train::LogRecord& record,
+                        std::ostream& out) {
   const std::vector<std::string> phases{"compute", "exchange", "wait", "sync"};
   std::vector<double> low, high, sum;
   for (const auto& phase : phases) {
@@ -115,16 +99,20 @@ void print_timing_table(const parallel::Communicator& comm, const train::LogReco
   comm.max_in_place(low);
   comm.max_in_place(high);
   comm.sum_in_place(sum);
-  if (comm.rank() != 0) return;
-  std::printf("time per phase over %d rank(s), seconds:   min      mean       max\n", comm.size());
-  for (std::size_t i = 0; i < phases.size(); ++i)
-    std::printf("  %-8s                         %9.3f %9.3f %9.3f\n", phases[i].c_str(), -low[i],
-                sum[i] / comm.size(), high[i]);
-  std::fflush(stdout);
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "time per phase over %d rank(s), seconds:   min      mean       max\n",
+                comm.size());
+  out << line;
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    std::snprintf(line, sizeof line, "  %-8s                         %9.3f %9.3f %9.3f\n",
+                  phases[i].c_str(), -low[i], sum[i] / comm.size(), high[i]);
+    out << line;
+  }
+  out << std::flush;
 }
 
 void ProgressPrinter::print(const train::LogRecord& r) {
-  if (!enabled_) return;
   const double dt = r.wall_s - last_wall_;
   const double rate = dt > 0 ? static_cast<double>(r.iteration - last_iteration_) / dt : 0.0;
   last_wall_ = r.wall_s;
@@ -133,14 +121,14 @@ void ProgressPrinter::print(const train::LogRecord& r) {
   std::snprintf(line, sizeof line, "[%7lld/%lld] %-5s loss %.3e",
                 static_cast<long long>(r.iteration), static_cast<long long>(r.total_iterations),
                 r.stage.c_str(), r.loss);
-  std::cout << line;
+  out_ << line;
   for (const auto& [field, error] : r.rel_l2) {
     std::snprintf(line, sizeof line, "  rel_l2(%s) %.3e", field.c_str(), error);
-    std::cout << line;
+    out_ << line;
   }
   for (const auto& [name, value] : r.parameters) {
     std::snprintf(line, sizeof line, "  %s %.6g", name.c_str(), value);
-    std::cout << line;
+    out_ << line;
   }
   if (r.final) {
     std::snprintf(line, sizeof line, "  done in %.1f s\n", r.wall_s);
@@ -149,7 +137,7 @@ void ProgressPrinter::print(const train::LogRecord& r) {
         rate > 0 ? static_cast<double>(r.total_iterations - r.iteration) / rate : 0.0;
     std::snprintf(line, sizeof line, "  %.0f it/s  ETA %.0f s\n", rate, eta);
   }
-  std::cout << line << std::flush;
+  out_ << line << std::flush;
 }
 
 }  // namespace tessera::app

@@ -27,7 +27,7 @@ Partials reverse_partials(const NetworkFunction& network, const torch::Tensor& x
   torch::Tensor input = x;
   if (any_derivative) input = x.detach().requires_grad_(true);
   const torch::Tensor outputs = network(input);
-  TORCH_CHECK(outputs.dim() == 2, "network must return [n, outputs]");
+  TESSERA_ASSERT(outputs.dim() == 2, "network must return [n, outputs]");
 
   Partials values;
   for (const auto& node : nodes)

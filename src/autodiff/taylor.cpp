@@ -111,8 +111,9 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
   TESSERA_CHECK(taylor_supports(network.options(), requested),
                 "forward engine: a requested partial has order > 2 or names a missing output "
                 "or input");
-  TORCH_CHECK(x.dim() == 2 && x.size(1) == network.options().inputs,
-              "taylor_partials: x must be [n, ", network.options().inputs, "], got ", x.sizes());
+  TESSERA_ASSERT(
+      x.dim() == 2 && x.size(1) == network.options().inputs,
+      "taylor_partials: x must be [n, " << network.options().inputs << "], got " << x.sizes());
   std::optional<torch::NoGradGuard> no_graph;
   if (!create_graph) no_graph.emplace();
   const auto layout = taylor::stream_layout(requested);
@@ -126,7 +127,7 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
     const int64_t stream = p.laplacian         ? layout.laplacian_stream(p.wrt)
                            : p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
                                                : layout.second_stream(p.wrt[0], p.wrt[1]);
-    TORCH_CHECK(stream >= 0, "forward engine: no stream holds a requested partial");
+    TESSERA_ASSERT(stream >= 0, "forward engine: no stream holds a requested partial");
     result[p] = out.select(0, stream).select(1, p.output);
   }
   return result;

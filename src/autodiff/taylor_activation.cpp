@@ -27,7 +27,7 @@ std::vector<torch::Tensor> activation_primitives(nn::Activation activation,
     case nn::Activation::silu:
       return {z, torch::sigmoid(z)};
   }
-  TESSERA_FAIL("activation primitives: unknown activation");
+  TESSERA_UNREACHABLE("activation primitives: unknown activation");
 }
 
 int64_t primitive_count(nn::Activation activation) {
@@ -41,7 +41,7 @@ int64_t primitive_count(nn::Activation activation) {
     case nn::Activation::silu:
       return 2;
   }
-  TESSERA_FAIL("activation primitives: unknown activation");
+  TESSERA_UNREACHABLE("activation primitives: unknown activation");
 }
 
 void activation_primitives_into(nn::Activation activation, const torch::Tensor& z,

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include "taylor_blocks.hpp"
@@ -70,9 +71,25 @@ struct Activations {
 // Uninitialised storage for n values of T: every element of the buffers below is written
 // before it is read, and zero-filling them was a visible cost of small-batch iterations
 // (docs/benchmarks.md, "Uninitialised scratch buffers").
+// Debug builds (tools/sanitize.sh) fill them with NaN instead, so a read before the write
+// poisons the results and the tests see it.
 template <typename T>
 std::unique_ptr<T[]> uninitialised(int64_t n) {
-  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n)]);
+  std::unique_ptr<T[]> data(new T[static_cast<std::size_t>(n)]);
+#ifndef NDEBUG
+  std::fill(data.get(), data.get() + n, std::numeric_limits<T>::quiet_NaN());
+#endif
+  return data;
+}
+
+// A tensor whose every element the node writes before anyone reads it: uninitialised, or NaN in
+// debug builds for the same reason as above.
+torch::Tensor unwritten(at::IntArrayRef sizes, const torch::TensorOptions& options) {
+#ifndef NDEBUG
+  return torch::full(sizes, std::numeric_limits<double>::quiet_NaN(), options);
+#else
+  return torch::empty(sizes, options);
+#endif
 }
 
 // Block-local arrays of [K, widest layer, block], one set per thread.
@@ -184,12 +201,12 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
   for (std::size_t l = 0; l < hidden; ++l) {
     const int64_t width = layers[l].out;
     saved.pre.push_back(recomputed(layers, l) ? torch::Tensor()
-                                              : torch::empty({K, P, width}, options));
+                                              : unwritten({K, P, width}, options));
     saved.primitives.emplace_back();
     for (int64_t p = 0; p < primitive_count(activation); ++p)
-      saved.primitives.back().push_back(torch::empty({P, width}, options));
+      saved.primitives.back().push_back(unwritten({P, width}, options));
   }
-  auto out = torch::empty({K, P, layers.back().out}, options);
+  auto out = unwritten({K, P, layers.back().out}, options);
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
     // Two alternating sets of a layer's output streams, the value pre-activation, and a
     // recomputed layer's pre-activations.
@@ -265,7 +282,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   const std::size_t hidden = layers.size() - 1;
   const GradientLayout layout(layers);
   const int64_t chunks = (blocks.count() + blocks_per_chunk - 1) / blocks_per_chunk;
-  auto partial = torch::empty({chunks, layout.size}, options);
+  auto partial = unwritten({chunks, layout.size}, options);
   const std::vector<T> ones(static_cast<std::size_t>(size), T(1));  // a bias gradient is g_0 . 1
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     // The gradient at a layer's output, at its pre-activation, its recomputed input, and a
@@ -425,11 +442,11 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,
                                   nn::Activation activation, const StreamLayout& layout) {
-  TORCH_CHECK(features.dim() == 3 && features.size(0) == layout.count(),
-              "network_streams_cpu: features must be [", layout.count(), ", n, f], got ",
-              features.sizes());
-  TORCH_CHECK(detail::cpu_kernel_applies(features),
-              "network_streams_cpu: CPU float32/float64 only");
+  TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
+                 "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
+                                                           << features.sizes());
+  TESSERA_ASSERT(detail::cpu_kernel_applies(features),
+                 "network_streams_cpu: CPU float32/float64 only");
   std::vector<torch::Tensor> parameters;
   bool needs_graph = false;
   for (std::size_t l = 0; l < weights.size(); ++l) {

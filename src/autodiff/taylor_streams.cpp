@@ -93,7 +93,7 @@ StreamShape decode(const std::vector<int64_t>& code) {
     shape.pairs.emplace_back(code.at(at), code.at(at + 1));
   for (int64_t k = code.at(at++); k > 0; --k) {
     const auto size = static_cast<std::size_t>(code.at(at++));
-    TORCH_CHECK(at + size <= code.size(), "taylor shape code: a Laplacian runs past the end");
+    TESSERA_ASSERT(at + size <= code.size(), "taylor shape code: a Laplacian runs past the end");
     shape.laplacians.emplace_back(code.begin() + static_cast<std::ptrdiff_t>(at),
                                   code.begin() + static_cast<std::ptrdiff_t>(at + size));
     at += size;
@@ -232,10 +232,11 @@ class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
 torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,
                                const torch::Tensor& bias, const StreamLayout& layout,
                                Kernel kernel) {
-  TORCH_CHECK(pre.dim() == 3 && pre.size(0) == layout.count(), "activate_streams: pre must be [",
-              layout.count(), ", n, width], got ", pre.sizes());
-  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == pre.size(2),
-              "activate_streams: bias must be [width]");
+  TESSERA_ASSERT(
+      pre.dim() == 3 && pre.size(0) == layout.count(),
+      "activate_streams: pre must be [" << layout.count() << ", n, width], got " << pre.sizes());
+  TESSERA_ASSERT(bias.dim() == 1 && bias.size(0) == pre.size(2),
+                 "activate_streams: bias must be [width]");
   const auto input = pre.contiguous();
   const bool fused = kernel == Kernel::automatic && detail::cpu_kernel_applies(input);
   if (torch::GradMode::is_enabled() && (input.requires_grad() || bias.requires_grad())) {

@@ -96,7 +96,7 @@ double apply(Op op, double a, double b) {
     case Op::not_equal:
       return a != b ? 1.0 : 0.0;
   }
-  TESSERA_FAIL("expr: unhandled operator");
+  TESSERA_UNREACHABLE("expr: unhandled operator");
 }
 
 double apply(Function function, const std::vector<double>& args) {
@@ -141,7 +141,7 @@ double apply(Function function, const std::vector<double>& args) {
     case Function::if_:
       return a != 0.0 ? args[1] : args[2];
   }
-  TESSERA_FAIL("expr: unhandled function");
+  TESSERA_UNREACHABLE("expr: unhandled function");
 }
 
 torch::Tensor apply(Op op, const torch::Tensor& a, const torch::Tensor& b) {
@@ -172,7 +172,7 @@ torch::Tensor apply(Op op, const torch::Tensor& a, const torch::Tensor& b) {
     case Op::not_equal:
       return torch::ne(a, b).to(dtype);
   }
-  TESSERA_FAIL("expr: unhandled operator");
+  TESSERA_UNREACHABLE("expr: unhandled operator");
 }
 
 torch::Tensor apply(Function function, const std::vector<torch::Tensor>& args) {
@@ -223,7 +223,7 @@ torch::Tensor apply(Function function, const std::vector<torch::Tensor>& args) {
     case Function::if_:
       return torch::where(a != 0, args[1], args[2]);
   }
-  TESSERA_FAIL("expr: unhandled function");
+  TESSERA_UNREACHABLE("expr: unhandled function");
 }
 
 }  // namespace tessera::expr

@@ -36,15 +36,6 @@ void fill_lhs(double* out, std::int64_t n, int dims, core::Rng& rng) {
 
 }  // namespace
 
-SamplerKind parse_sampler(const std::string& name, const std::string& key) {
-  if (name == "uniform") return SamplerKind::uniform;
-  if (name == "lhs") return SamplerKind::lhs;
-  if (name == "sobol") return SamplerKind::sobol;
-  TESSERA_FAIL(key << ": unknown sampler '" << name << "'"
-                   << core::did_you_mean(name, {"uniform", "lhs", "sobol"})
-                   << "; use uniform, lhs or sobol");
-}
-
 std::string sampler_name(SamplerKind kind) {
   switch (kind) {
     case SamplerKind::uniform:

@@ -72,7 +72,7 @@ bool key_within(const std::string& key, const std::string& prefix) {
 void read_case(const detail::JsonNode& root, Case& c) {
   if (!root.value().is_object())
     root.fail("a case file must be one JSON object {...}, got " + root.type_name());
-  root.check_object(detail::top_level_keys());
+  root.check_object(keys_at(""));
   detail::read_symbols(root, c);
   detail::read_geometry(root, c);
   detail::read_equations(root, c);

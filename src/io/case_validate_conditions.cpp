@@ -11,8 +11,7 @@ namespace tessera::io::detail {
 namespace {
 
 const std::vector<std::string>& condition_types() {
-  static const std::vector<std::string> types = {"dirichlet", "neumann", "robin",   "initial",
-                                                 "periodic",  "data",    "residual"};
+  static const std::vector<std::string> types = names_of<ConditionKind>();
   return types;
 }
 
@@ -72,27 +71,28 @@ void check_term_name(const JsonNode& node, const std::string& name) {
 }
 
 ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case& c) {
-  node.check_object({"name", "type", "on", "field", "value", "a", "b", "derivative", "axis", "file",
-                     "fields", "expression", "points", "weight"});
+  node.check_object(keys_at("conditions[]"));
   ConditionSpec cond;
   cond.key = node.key();
-  cond.type = node.required("type", "\"type\": one of " + quoted_list(condition_types()))
-                  .choice(condition_types());
-  const TypeKeys keys = keys_of(cond.type);
+  const std::string type =
+      node.required("type", "\"type\": one of " + quoted_list(condition_types()))
+          .choice(condition_types());
+  parse_option(type, cond.type);
+  const TypeKeys keys = keys_of(type);
   for (const auto& [key, child] : node.members()) {
     if (key == "name" || key == "type" || key == "points" || key == "weight") continue;
     if (std::find(keys.allowed.begin(), keys.allowed.end(), key) == keys.allowed.end())
-      child.fail("not a key of a " + cond.type + " condition; it takes " +
-                 quoted_list(keys.allowed) + " (and 'name', 'points', 'weight')");
+      child.fail("not a key of a " + type + " condition; it takes " + quoted_list(keys.allowed) +
+                 " (and 'name', 'points', 'weight')");
   }
   for (const auto& key : keys.required) node.required(key, required_fix(key));
   // Observations are fixed points: a point count would be silently ignored.
-  if (cond.type == "data" && node["points"].present())
+  if (cond.type == ConditionKind::data && node["points"].present())
     node["points"].fail(
         "a data condition uses every observation in its file (inside each subdomain); "
         "remove 'points' or thin the file with tools/make_observations.py");
 
-  cond.name = node["name"].string(cond.type + std::to_string(index));
+  cond.name = node["name"].string(type + std::to_string(index));
   if (node["name"].present()) check_term_name(node["name"], cond.name);
   cond.points = node["points"].integer(1, cond.points);
   cond.weight = node["weight"].number(Range::non_negative, cond.weight);
@@ -103,7 +103,7 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
   if (node["b"].present()) cond.b = node["b"].expression();
   if (node["expression"].present()) cond.expression = node["expression"].expression();
 
-  if (cond.type == "initial") {
+  if (cond.type == ConditionKind::initial) {
     if (!c.time)
       node["type"].fail(
           "an initial condition needs a time coordinate; add \"time\": "
@@ -118,13 +118,13 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
         d.fail("expected \"" + c.time->name +
                "\" (the time name: the initial rate of change), got " + d.describe());
     }
-  } else if (cond.type == "periodic") {
+  } else if (cond.type == ConditionKind::periodic) {
     const JsonNode axis = node["axis"];
     cond.axis = axis.string();
     if (std::find(c.coordinates.begin(), c.coordinates.end(), cond.axis) == c.coordinates.end())
       axis.fail("'" + cond.axis + "' is not a spatial coordinate; expected one of " +
                 quoted_list(c.coordinates) + suggest(cond.axis, c.coordinates));
-  } else if (cond.type == "data") {
+  } else if (cond.type == ConditionKind::data) {
     const JsonNode file = node["file"];
     const std::string path = file.string();
     if (path.empty()) file.fail("expected an HDF5 file path, got \"\"");

@@ -25,7 +25,7 @@ void check_axis_name(const JsonNode& node, const std::string& name, const Case& 
 
 /// How many subdomains the cut grid has.
 int64_t subdomain_count(const DecompositionSpec& d) {
-  if (d.method == "none") return 1;
+  if (d.method == DecompositionMethod::none) return 1;
   int64_t count = 1;
   for (const auto& [axis, pieces] : d.split) count *= pieces;
   for (const auto& [axis, cuts] : d.cuts) count *= static_cast<int64_t>(cuts.size()) + 1;
@@ -37,11 +37,11 @@ int64_t subdomain_count(const DecompositionSpec& d) {
 void read_decomposition(const JsonNode& root, Case& c) {
   const JsonNode node = root["decomposition"];
   if (!node.present()) return;
-  node.check_object({"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain"});
+  node.check_object(keys_at("decomposition"));
   DecompositionSpec& d = c.decomposition;
-  d.method = node["method"].choice({"none", "xpinn", "cpinn"}, d.method);
+  d.method = node["method"].option(d.method);
 
-  if (d.method == "none") {
+  if (d.method == DecompositionMethod::none) {
     for (const char* key : {"split", "cuts", "balance", "interface"})
       if (node[key].present())
         node[key].fail(
@@ -78,7 +78,7 @@ void read_decomposition(const JsonNode& root, Case& c) {
     }
   }
   if (const JsonNode balance = node["balance"]; balance.present()) {
-    d.balance = balance.choice({"measure"});
+    d.balance = balance.option<Balance>(std::nullopt, {Balance::measure});
     if (d.split.empty())
       balance.fail(
           "\"measure\" places the cuts of decomposition.split; add \"split\": "
@@ -87,10 +87,10 @@ void read_decomposition(const JsonNode& root, Case& c) {
       balance.fail("\"measure\" places the cuts itself; remove decomposition.cuts or balance");
   }
   if (const JsonNode iface = node["interface"]; iface.present()) {
-    iface.check_object({"points", "weights"});
+    iface.check_object(keys_at("decomposition.interface"));
     d.interface.points = iface["points"].integer(1, d.interface.points);
     if (const JsonNode weights = iface["weights"]; weights.present()) {
-      weights.check_object({"continuity", "residual", "flux", "gradient"});
+      weights.check_object(keys_at("decomposition.interface.weights"));
       for (const auto& [term, w] : weights.members())
         d.interface.weights[term] = w.number(Range::non_negative);
     }
@@ -98,7 +98,7 @@ void read_decomposition(const JsonNode& root, Case& c) {
   d.ranks_per_subdomain = static_cast<int>(
       std::min<int64_t>(node["ranks_per_subdomain"].integer(1, d.ranks_per_subdomain), 1 << 20));
 
-  if (d.method == "cpinn") {
+  if (d.method == DecompositionMethod::cpinn) {
     const JsonNode equations = root["equations"];
     for (std::size_t i = 0; i < c.equations.size(); ++i)
       if (c.equations[i].flux.empty())
@@ -126,11 +126,11 @@ void read_subdomains(const JsonNode& root, Case& c) {
       entry.fail("subdomain " + id_text + " does not exist: the decomposition has " +
                  std::to_string(count) + " subdomain" + (count == 1 ? "" : "s") + " (ids 0 to " +
                  std::to_string(count - 1) + ")");
-    entry.check_object({"network", "collocation"});
+    entry.check_object(keys_at("subdomains.<id>"));
     SubdomainOverride o;
     if (entry["network"].present()) o.network = read_network(entry["network"], c.network);
     if (const JsonNode collocation = entry["collocation"]; collocation.present()) {
-      collocation.check_object({"points"});
+      collocation.check_object(keys_at("subdomains.<id>.collocation"));
       o.collocation_points = collocation.required("points", "\"points\": 4096").integer(1);
     }
     c.subdomains[id] = o;

@@ -12,7 +12,7 @@ void read_equations(const JsonNode& root, Case& c) {
   const auto nodes = equations.elements(1, "equation");
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const JsonNode& node = nodes[i];
-    node.check_object({"name", "residual", "flux", "weight"});
+    node.check_object(keys_at("equations[]"));
     EquationSpec eq;
     eq.name = node["name"].string("eq" + std::to_string(i));
     eq.residual =
@@ -38,7 +38,7 @@ void read_equations(const JsonNode& root, Case& c) {
   }
 
   if (const JsonNode reference = root["reference"]; reference.present()) {
-    reference.check_object({"file"});
+    reference.check_object(keys_at("reference"));
     const JsonNode file = reference.required("file", "\"file\": \"path/to/reference.h5\"");
     const std::string path = file.string();
     if (path.empty()) file.fail("expected an HDF5 file path, got \"\"");

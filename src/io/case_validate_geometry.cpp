@@ -9,8 +9,7 @@ namespace tessera::io::detail {
 namespace {
 
 const std::vector<std::string>& shape_kinds() {
-  static const std::vector<std::string> kinds = {
-      "interval", "box", "disk", "ball", "polygon", "mesh", "union", "intersection", "difference"};
+  static const std::vector<std::string> kinds = names_of<ShapeKind>();
   return kinds;
 }
 
@@ -39,7 +38,7 @@ std::vector<std::array<double, 2>> read_ring(const JsonNode& node) {
 }
 
 void read_round(const JsonNode& shape, const std::string& kind, std::size_t dims, ShapeSpec& out) {
-  shape.check_object({"center", "radius"});
+  shape.check_object(keys_at("geometry." + kind));
   const JsonNode center =
       shape.required("center", "\"center\": [" + std::string(dims == 2 ? "0, 0" : "0, 0, 0") + "]");
   const auto coordinates = center.elements(0, "coordinate");
@@ -55,7 +54,7 @@ void read_polygon(const JsonNode& shape, const Case& c, ShapeSpec& out) {
     out.file = resolve_against_case(c, shape.string());
     return;
   }
-  shape.check_object({"vertices", "holes"});
+  shape.check_object(keys_at("geometry.polygon"));
   out.vertices = read_ring(shape.required("vertices", "\"vertices\": [[0, 0], [1, 0], [0, 1]]"));
   if (const JsonNode holes = shape["holes"]; holes.present())
     for (const auto& hole : holes.elements(0, "hole")) out.holes.push_back(read_ring(hole));
@@ -65,9 +64,7 @@ void read_polygon(const JsonNode& shape, const Case& c, ShapeSpec& out) {
 /// the shapes of each kind depth-first for their names.
 ShapeSpec read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, bool top,
                      std::map<std::string, int>& counts) {
-  std::vector<std::string> allowed = shape_kinds();
-  allowed.push_back("tags");
-  node.check_object(allowed);
+  node.check_object(keys_at("geometry"));
   std::string kind;
   for (const auto& k : shape_kinds()) {
     if (!node[k].present()) continue;
@@ -86,7 +83,7 @@ ShapeSpec read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, b
         kind + std::to_string(counts[kind]) + ")\"");
 
   ShapeSpec out;
-  out.kind = kind;
+  parse_option(kind, out.kind);  // kind is one of shape_kinds()
   out.name = kind + std::to_string(counts[kind]++);
   const std::size_t dims = c.coordinates.size();
   const JsonNode shape = node[kind];

@@ -4,25 +4,25 @@
 namespace tessera::io::detail {
 
 NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base) {
-  node.check_object({"hidden", "activation", "adaptive_activation", "fourier_features", "init"});
+  node.check_object(keys_at("network"));
   NetworkSpec net = base;
   if (const JsonNode hidden = node["hidden"]; hidden.present()) {
     net.hidden.clear();
     for (const auto& width : hidden.elements(1, "layer width"))
       net.hidden.push_back(width.integer(1));
   }
-  net.activation = node["activation"].choice({"tanh", "sin", "gelu", "silu"}, net.activation);
+  net.activation = node["activation"].option(net.activation);
   if (const JsonNode adaptive = node["adaptive_activation"]; adaptive.present()) {
-    adaptive.check_object({"scale"});
+    adaptive.check_object(keys_at("network.adaptive_activation"));
     net.adaptive_scale = adaptive.required("scale", "\"scale\": 10").number(Range::positive);
   }
   if (const JsonNode fourier = node["fourier_features"]; fourier.present()) {
-    fourier.check_object({"count", "scale"});
+    fourier.check_object(keys_at("network.fourier_features"));
     const int64_t count = fourier.required("count", "\"count\": 64").integer(1);
     const double scale = fourier.required("scale", "\"scale\": 2").number(Range::positive);
     net.fourier_features = std::make_pair(count, scale);
   }
-  net.init = node["init"].choice({"xavier_normal", "xavier_uniform"}, net.init);
+  net.init = node["init"].option(net.init);
   return net;
 }
 

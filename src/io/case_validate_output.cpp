@@ -10,7 +10,7 @@ void read_output(const JsonNode& root, Case& c) {
   out.directory = "results/" + c.name;
   const JsonNode node = root["output"];
   if (!node.present()) return;
-  node.check_object({"directory", "grid", "mesh", "every"});
+  node.check_object(keys_at("output"));
   const JsonNode directory = node["directory"];
   out.directory = directory.string(out.directory);
   if (out.directory.empty()) directory.fail("expected a directory path, got \"\"");
@@ -33,7 +33,7 @@ void read_output(const JsonNode& root, Case& c) {
                   quoted_list(axes) + ")");
   }
   if (mesh.present()) {
-    mesh.check_object({"max_cell_size", "times"});
+    mesh.check_object(keys_at("output.mesh"));
     out.mesh_max_cell_size =
         mesh.required("max_cell_size", "\"max_cell_size\": 0.02").number(Range::positive);
     const JsonNode times = mesh["times"];

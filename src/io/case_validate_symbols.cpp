@@ -7,15 +7,6 @@
 
 namespace tessera::io::detail {
 
-const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {
-      "name",        "seed",    "dtype",     "device",     "constants",
-      "coordinates", "time",    "fields",    "geometry",   "equations",
-      "conditions",  "exact",   "reference", "parameters", "decomposition",
-      "subdomains",  "network", "training",  "output"};
-  return keys;
-}
-
 namespace {
 
 /// Names an expression already gives a meaning to.
@@ -62,8 +53,8 @@ void read_symbols(const JsonNode& root, Case& c) {
   if (c.name.empty() || c.name.find_first_of("/\\ \t\n") != std::string::npos)
     name.fail("expected a non-empty run name without spaces or slashes, got " + name.describe());
   c.seed = root["seed"].unsigned_integer(c.seed);
-  c.dtype = root["dtype"].choice({"float32", "float64"}, c.dtype);
-  c.device = root["device"].choice({"auto", "cpu", "cuda"}, c.device);
+  c.dtype = root["dtype"].option(c.dtype);
+  c.device = root["device"].option(c.device);
 
   Symbols symbols;
   const JsonNode coordinates =
@@ -80,7 +71,7 @@ void read_symbols(const JsonNode& root, Case& c) {
   }
 
   if (const JsonNode time = root["time"]; time.present()) {
-    time.check_object({"name", "range"});
+    time.check_object(keys_at("time"));
     TimeSpec spec;
     const JsonNode time_name = time["name"];
     spec.name = time_name.string(spec.name);
@@ -114,7 +105,7 @@ void read_symbols(const JsonNode& root, Case& c) {
     for (const auto& [key, node] : parameters.members()) {
       check_identifier(key, node, "parameter");
       symbols.declare(key, node, "parameter");
-      node.check_object({"initial", "trainable", "positive"});
+      node.check_object(keys_at("parameters.<name>"));
       ParameterSpec p;
       p.initial = node["initial"].number(Range::any, p.initial);
       p.trainable = node["trainable"].boolean(p.trainable);

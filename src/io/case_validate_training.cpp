@@ -19,22 +19,20 @@ StageSpec read_stage(const JsonNode& node) {
         "expected a stage object such as {\"optimizer\": \"adam\", \"iterations\": 1000}, "
         "got " +
         node.describe());
-  std::vector<std::string> any_keys = adam_keys;
-  any_keys.insert(any_keys.end(), lbfgs_keys.begin() + 3, lbfgs_keys.end() - 1);
-  node.check_object(any_keys);  // misspelt keys first, with a hint
+  node.check_object(keys_at("training.stages[]"));  // misspelt keys first, with a hint
   StageSpec stage;
   stage.key = node.key();
   stage.optimizer =
-      node.required("optimizer", "\"optimizer\": \"adam\" or \"lbfgs\"").choice({"adam", "lbfgs"});
-  const bool adam = stage.optimizer == "adam";
+      node.required("optimizer", "\"optimizer\": \"adam\" or \"lbfgs\"").option<OptimizerChoice>();
+  const bool adam = stage.optimizer == OptimizerChoice::adam;
+  const std::string optimizer = name(stage.optimizer);
   const auto& own = adam ? adam_keys : lbfgs_keys;
   const auto& other = adam ? lbfgs_keys : adam_keys;
   for (const auto& [key, child] : node.members()) {
     if (std::find(own.begin(), own.end(), key) != own.end()) continue;
     if (std::find(other.begin(), other.end(), key) != other.end())
-      child.fail("not a key of an " + stage.optimizer + " stage (only " +
-                 (adam ? "lbfgs" : "adam") + " takes it); " + stage.optimizer + " takes " +
-                 quoted_list(own));
+      child.fail("not a key of an " + optimizer + " stage (only " + (adam ? "lbfgs" : "adam") +
+                 " takes it); " + optimizer + " takes " + quoted_list(own));
   }
   stage.iterations = node["iterations"].integer(1, stage.iterations);
   stage.lr = node["lr"].number(Range::positive, adam ? 1e-3 : 1.0);
@@ -42,7 +40,7 @@ StageSpec read_stage(const JsonNode& node) {
     stage.collocation_points = points.integer(1);
   if (adam) {
     if (const JsonNode decay = node["decay"]; decay.present()) {
-      decay.check_object({"rate", "every"});
+      decay.check_object(keys_at("training.stages[].decay"));
       DecaySpec d;
       d.rate = decay.required("rate", "\"rate\": 0.9 (the factor applied to lr)")
                    .number(Range::positive);
@@ -65,11 +63,11 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
   const std::vector<std::string> interface = {"continuity", "residual_jump", "flux", "gradient"};
   std::vector<std::string> valid = terms;
   valid.insert(valid.end(), interface.begin(), interface.end());
-  for (const char* k : {"adaptive", "adaptive_every", "adaptive_alpha"}) valid.push_back(k);
+  for (const auto& k : keys_at("training.weights")) valid.push_back(k);
 
   for (const auto& [key, child] : node.members()) {
     if (key == "adaptive") {
-      w.adaptive = child.choice({"grad_norm"});
+      w.adaptive = child.option<WeightBalancing>(std::nullopt, {WeightBalancing::grad_norm});
     } else if (key == "adaptive_every") {
       w.adaptive_every = child.integer(1);
     } else if (key == "adaptive_alpha") {
@@ -79,19 +77,21 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
     } else if (std::find(terms.begin(), terms.end(), key) != terms.end()) {
       w.fixed[key] = child.number(Range::non_negative);
     } else if (std::find(interface.begin(), interface.end(), key) != interface.end()) {
-      if (c.decomposition.method == "none")
+      if (c.decomposition.method == DecompositionMethod::none)
         child.fail(
             "interface loss terms exist only with a decomposition; set "
             "decomposition.method to \"xpinn\" or \"cpinn\", or remove this weight");
       w.fixed[key] = child.number(Range::non_negative);
     } else {
       child.fail("not a loss term; the terms are " + quoted_list(terms) +
-                 (c.decomposition.method == "none" ? "" : " and " + quoted_list(interface)) +
+                 (c.decomposition.method == DecompositionMethod::none
+                      ? ""
+                      : " and " + quoted_list(interface)) +
                  ", or use \"adaptive\": \"grad_norm\"" + suggest(key, valid));
     }
   }
   for (const char* k : {"adaptive_every", "adaptive_alpha"})
-    if (node[k].present() && w.adaptive.empty())
+    if (node[k].present() && w.adaptive == WeightBalancing::none)
       node[k].fail("only used with \"adaptive\": \"grad_norm\"; add it or remove this key");
 }
 
@@ -100,15 +100,14 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
 void read_training(const JsonNode& root, Case& c) {
   const JsonNode node = root.required(
       "training", "\"training\": {\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}]}");
-  node.check_object({"collocation", "derivatives", "stages", "weights", "log_every",
-                     "checkpoint_every", "time_limit"});
+  node.check_object(keys_at("training"));
   TrainingSpec& t = c.training;
 
   if (const JsonNode collocation = node["collocation"]; collocation.present()) {
-    collocation.check_object({"points", "sampler", "resample_every", "adaptive"});
+    collocation.check_object(keys_at("training.collocation"));
     CollocationSpec& col = t.collocation;
     col.points = collocation["points"].integer(1, col.points);
-    col.sampler = collocation["sampler"].choice({"uniform", "lhs", "sobol"}, col.sampler);
+    col.sampler = collocation["sampler"].option(col.sampler);
     col.resample_every = collocation["resample_every"].integer(0, col.resample_every);
     if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present()) {
       if (!adaptive.value().is_object())
@@ -117,7 +116,7 @@ void read_training(const JsonNode& root, Case& c) {
       col.adaptive = adaptive.value();
     }
   }
-  t.derivatives = node["derivatives"].choice({"auto", "autograd", "taylor"}, t.derivatives);
+  t.derivatives = node["derivatives"].option(t.derivatives);
 
   const JsonNode stages = node.required(
       "stages", "\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");

@@ -228,7 +228,7 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
                        const std::string& stem, const GridLayout& layout,
                        const GridContribution& contribution, const GridFileInfo& info) {
   // Every failure must be seen by every rank before the next collective HDF5 call, or the
-  // ranks that did not fail would wait forever inside HDF5 (architecture.md: never a hang).
+  // ranks that did not fail would wait forever inside HDF5 (docs/architecture.md: never a hang).
   auto agree = [&](bool ok, const std::string& local_message, const std::string& stage) {
     if (comm.any(!ok)) {
       TESSERA_FAIL((ok ? "grid output: another rank failed while " + stage : local_message));

@@ -9,16 +9,6 @@
 
 namespace tessera::nn {
 
-Activation parse_activation(const std::string& name, const std::string& key) {
-  if (name == "tanh") return Activation::tanh;
-  if (name == "sin") return Activation::sin;
-  if (name == "gelu") return Activation::gelu;
-  if (name == "silu") return Activation::silu;
-  TESSERA_FAIL(key << ": unknown activation '" << name << "'"
-                   << core::did_you_mean(name, {"tanh", "sin", "gelu", "silu"})
-                   << "; use tanh, sin, gelu or silu");
-}
-
 torch::Tensor activate(Activation activation, const torch::Tensor& z) {
   switch (activation) {
     case Activation::tanh:

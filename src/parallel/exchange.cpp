@@ -42,7 +42,7 @@ void InterfaceExchange::start_receives() {
     sends_.clear();
   }
   core::ScopedTimer timer(exchange_s_);
-  TESSERA_CHECK(receives_.empty(), "internal: exchange started twice without wait()");
+  TESSERA_ASSERT(receives_.empty(), "exchange started twice without wait()");
   for (auto& [key, channel] : channels_) {
     receives_.emplace_back();
     MPI_Irecv(channel.incoming.data(), static_cast<int>(channel.count), MPI_DOUBLE, channel.peer,
@@ -53,12 +53,11 @@ void InterfaceExchange::start_receives() {
 void InterfaceExchange::send(int id, int side, const double* values, int64_t count) {
   core::ScopedTimer timer(exchange_s_);
   auto it = channels_.find({id, side});
-  TESSERA_CHECK(it != channels_.end(),
-                "internal: interface " << id << " side " << side << " not registered");
+  TESSERA_ASSERT(it != channels_.end(),
+                 "interface " << id << " side " << side << " not registered");
   Channel& channel = it->second;
-  TESSERA_CHECK(count == channel.count, "internal: interface " << id << " sends " << count
-                                                               << " values, expected "
-                                                               << channel.count);
+  TESSERA_ASSERT(count == channel.count,
+                 "interface " << id << " sends " << count << " values, expected " << channel.count);
   std::copy(values, values + count, channel.outgoing.begin());
   sends_.emplace_back();
   MPI_Isend(channel.outgoing.data(), static_cast<int>(count), MPI_DOUBLE, channel.peer,
@@ -80,8 +79,8 @@ void InterfaceExchange::wait() {
 
 const std::vector<double>& InterfaceExchange::received(int id, int side) const {
   auto it = channels_.find({id, side});
-  TESSERA_CHECK(it != channels_.end(),
-                "internal: interface " << id << " side " << side << " not registered");
+  TESSERA_ASSERT(it != channels_.end(),
+                 "interface " << id << " side " << side << " not registered");
   return it->second.incoming;
 }
 

@@ -12,8 +12,8 @@ GradientAllReduce::~GradientAllReduce() = default;
 
 void GradientAllReduce::sum_gradients(const std::vector<torch::Tensor>& tensors,
                                       std::vector<double>* extras) {
-  TESSERA_CHECK(!tensors.empty() || (extras && !extras->empty()),
-                "internal: an all-reduce with nothing to sum");
+  TESSERA_ASSERT(!tensors.empty() || (extras && !extras->empty()),
+                 "an all-reduce with nothing to sum");
   const auto options = tensors.empty() ? torch::TensorOptions().dtype(torch::kFloat64)
                                        : tensors.front().options().requires_grad(false);
   // One flat bucket: every gradient (zeros where a tensor has none yet), then the extras.
@@ -51,8 +51,8 @@ void GradientAllReduce::all_reduce(torch::Tensor& bucket) {
     nccl_->sum_in_place(bucket);
     return;
   }
-  TESSERA_CHECK(bucket.scalar_type() == torch::kFloat32 || bucket.scalar_type() == torch::kFloat64,
-                "internal: gradient all-reduce supports float32 and float64 only");
+  TESSERA_ASSERT(bucket.scalar_type() == torch::kFloat32 || bucket.scalar_type() == torch::kFloat64,
+                 "gradient all-reduce supports float32 and float64 only");
   const MPI_Datatype type = bucket.scalar_type() == torch::kFloat32 ? MPI_FLOAT : MPI_DOUBLE;
   TESSERA_CHECK(bucket.numel() <= INT32_MAX, "gradient bucket too large for one MPI call");
   MPI_Allreduce(MPI_IN_PLACE, bucket.data_ptr(), static_cast<int>(bucket.numel()), type, MPI_SUM,

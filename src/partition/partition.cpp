@@ -12,7 +12,7 @@ Partition::Partition(const geometry::Box& box, std::vector<std::string> names,
                      const PartitionSpec& spec, const std::string& key)
     : names_(std::move(names)), box_(box) {
   const int dims = box.dims();
-  TESSERA_CHECK(static_cast<int>(names_.size()) == dims, key << ": internal: names and box differ");
+  TESSERA_ASSERT(static_cast<int>(names_.size()) == dims, key << ": names and box differ");
   cuts_.assign(dims, {});
   for (int axis = 0; axis < dims; ++axis) {
     const auto& name = names_[axis];
@@ -131,9 +131,9 @@ Partition Partition::balanced(const geometry::Box& box, std::vector<std::string>
                               const std::map<std::string, int>& split, const torch::Tensor& samples,
                               const std::string& key) {
   const int dims = box.dims();
-  TESSERA_CHECK(static_cast<int>(names.size()) == dims, key << ": internal: names and box differ");
-  TESSERA_CHECK(samples.dim() == 2 && samples.size(1) == dims,
-                key << ": internal: samples must be [n, " << dims << "]");
+  TESSERA_ASSERT(static_cast<int>(names.size()) == dims, key << ": names and box differ");
+  TESSERA_ASSERT(samples.dim() == 2 && samples.size(1) == dims,
+                 key << ": samples must be [n, " << dims << "]");
   Partition p;
   p.names_ = std::move(names);
   p.box_ = box;

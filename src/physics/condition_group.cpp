@@ -67,7 +67,7 @@ torch::Tensor condition_residual(const Condition& c, const expr::Environment& en
     case ConditionType::residual:
       return c.expression->evaluate(env);
   }
-  TESSERA_FAIL("unknown condition type");
+  TESSERA_UNREACHABLE("unknown condition type");
 }
 
 ConditionGroup::ConditionGroup(Condition condition, std::shared_ptr<const geometry::Domain> region,

@@ -11,9 +11,9 @@ DataGroup::DataGroup(std::string name, std::vector<int> fields, const torch::Ten
       fields_(std::move(fields)),
       options_(options),
       all_points_(points.size(0)) {
-  TESSERA_CHECK(values.dim() == 2 && values.size(0) == points.size(0) &&
-                    values.size(1) == static_cast<int64_t>(fields_.size()),
-                "internal: data condition '" << name_ << "' has mismatched points and values");
+  TESSERA_ASSERT(values.dim() == 2 && values.size(0) == points.size(0) &&
+                     values.size(1) == static_cast<int64_t>(fields_.size()),
+                 "data condition '" << name_ << "' has mismatched points and values");
   x_ = options.replica.rows(points).to(options.device, options.dtype);
   values_ = options.replica.rows(values).to(options.device, options.dtype);
 }

@@ -20,8 +20,9 @@ Trainer::Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned
       term_names_(std::move(term_names)),
       plan_(std::move(plan)),
       callbacks_(std::move(callbacks)),
-      exchange_(exchange),
-      sync_(sync) {
+      coupling_(exchange),
+      sync_(sync),
+      balancer_(plan_.adaptive, term_names_) {
   for (const auto& name : term_names_) {
     auto it = plan_.weights.find(name);
     weights_[name] = it == plan_.weights.end() ? 1.0 : it->second;
@@ -133,7 +134,7 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       core::ScopedTimer timer(compute_s_);
       if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0) resample_all(owned_);
       for (auto& optimizer : optimizers) optimizer->zero_grad();
-      const bool adapt = plan_.adaptive.enabled && k % plan_.adaptive.every == 0;
+      const bool adapt = balancer_.due(k);
       // Adaptive weighting needs every term's graph; otherwise the interior terms are
       // backpropagated while the neighbours' messages travel.
       loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt,
@@ -149,7 +150,7 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
         if (!network && !finite_gradients(sync_.parameters->raw())) continue;
         if (stage.clip && network)
           torch::nn::utils::clip_grad_norm_(owned_[i]->network->parameters(), *stage.clip);
-        const double factor = network ? guards_[i].lr_factor : 1.0;
+        const double factor = network ? guard_.lr_factor(i) : 1.0;
         for (auto& group : optimizers[i]->param_groups()) group.options().set_lr(lr * factor);
         optimizers[i]->step();
       }
@@ -191,8 +192,8 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
     LocalLoss loss;
     {
       core::ScopedTimer timer(compute_s_);
-      start_exchange(/*create_graph=*/false);
-      finish_exchange();
+      coupling_.start(owned_, /*create_graph=*/false);
+      coupling_.finish(owned_);
       for (std::size_t i = 0; i < owned_.size(); ++i) {
         auto& optimizer = *optimizers[i];
         static_cast<torch::optim::LBFGSOptions&>(optimizer.param_groups()[0].options())
@@ -228,32 +229,12 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
 }
 
 void Trainer::update_adaptive_weights(const LocalLoss& loss) {
-  // Gradient-norm balancing (Wang et al., "An expert's guide to training PINNs", 2023):
-  // lambda_hat_i = sum_j |grad L_j| / |grad L_i| over all terms, L2 norms over every network's
-  // parameters (squares summed over ranks), then lambda_i <- alpha lambda_i + (1 - alpha)
-  // lambda_hat_i. Each weighted term then pulls with the same gradient norm.
-  const auto params = owned_parameters();
-  std::vector<double> squares(term_names_.size(), 0.0);
-  for (std::size_t i = 0; i < term_names_.size(); ++i) {
-    auto it = loss.terms.find(term_names_[i]);
-    if (it == loss.terms.end() || params.empty() || !it->second.requires_grad()) continue;
-    for (auto& g : torch::autograd::grad({it->second}, params, {}, /*retain_graph=*/true,
-                                         /*create_graph=*/false, /*allow_unused=*/true))
-      if (g.defined()) squares[i] += g.pow(2).sum().item<double>();
-  }
+  auto squares = balancer_.squared_gradient_norms(loss.terms, owned_parameters());
   {
     core::ScopedTimer timer(sync_s_);
     comm_.sum_in_place(squares);
   }
-  double total = 0;
-  for (double s : squares) total += std::sqrt(s);
-  for (std::size_t i = 0; i < term_names_.size(); ++i) {
-    const double norm = std::sqrt(squares[i]);
-    if (norm <= 0 || !std::isfinite(total / norm))
-      continue;  // a term with no gradient keeps its weight
-    double& w = weights_.at(term_names_[i]);
-    w = plan_.adaptive.alpha * w + (1 - plan_.adaptive.alpha) * total / norm;
-  }
+  balancer_.update(squares, weights_);
 }
 
 }  // namespace tessera::train

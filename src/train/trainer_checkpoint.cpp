@@ -72,9 +72,9 @@ CheckpointState Trainer::capture(int64_t stage_step) const {
                        scalar(static_cast<double>(group.point_count())));
       }
     }
-    if (i < guards_.size()) {
-      archive->write("guard.lr_factor", scalar(guards_[i].lr_factor));
-      archive->write("guard.failures", scalar(guards_[i].failures));
+    if (i < guard_.size()) {
+      archive->write("guard.lr_factor", scalar(guard_.lr_factor(i)));
+      archive->write("guard.failures", scalar(guard_.failures(i)));
     }
     state.subdomains[model.id] = archive;
   }
@@ -103,7 +103,7 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
     if (weights_.count(name)) weights_[name] = w;
   last_checkpoint_ = iteration_;
   torch::NoGradGuard no_grad;
-  guards_.resize(owned_.size());
+  guard_.resize(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto* model = owned_[i];
     auto it = checkpoint.subdomains.find(model->id);
@@ -115,8 +115,8 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
     model->network->load(network);
     torch::Tensor factor;
     if (archive.try_read("guard.lr_factor", factor)) {
-      guards_[i].lr_factor = factor.item<double>();
-      guards_[i].failures = static_cast<int>(read_scalar(archive, "guard.failures"));
+      guard_.restore(i, factor.item<double>(),
+                     static_cast<int>(read_scalar(archive, "guard.failures")));
     }
     for (std::size_t g = 0; g < model->groups.size(); ++g) {
       auto& group = *model->groups[g];

@@ -9,62 +9,16 @@
 
 namespace tessera::train {
 
-void Trainer::LocalLoss::add(const physics::TermValue& term, int subdomain, double weight) {
-  auto accumulate = [](torch::Tensor& into, const torch::Tensor& value) {
-    into = into.defined() ? into + value : value;
-  };
-  // A replica's share: the replicas' totals (and gradients) sum to the mean over all points.
-  const auto part = term.total_count > 0 ? term.mean_square * term.share() : term.mean_square;
-  accumulate(total, weight * part);
-  accumulate(terms[term.name], part);
-  accumulate(sums[term.name][subdomain],
-             term.mean_square.detach() * static_cast<double>(term.count));
-  counts[term.name][subdomain] += static_cast<double>(term.count);
-}
-
-void Trainer::LocalLoss::merge(LocalLoss&& other) {
-  auto accumulate = [](torch::Tensor& into, const torch::Tensor& value) {
-    into = into.defined() ? into + value : value;
-  };
-  if (other.total.defined()) accumulate(total, other.total);
-  for (auto& [name, t] : other.terms) accumulate(terms[name], t);
-  for (auto& [name, per] : other.sums)
-    for (auto& [s, t] : per) accumulate(sums[name][s], t);
-  for (auto& [name, per] : other.counts)
-    for (auto& [s, c] : per) counts[name][s] += c;
-  for (auto& [s, t] : other.jump_sums) accumulate(jump_sums[s], t);
-  for (auto& [s, c] : other.jump_counts) jump_counts[s] += c;
-}
-
-void Trainer::add_interface_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
-                                  const torch::Tensor& local) const {
-  const auto& side = *model.interfaces[k];
-  const torch::Tensor& remote = model.remote.at(k);
-  // A neighbour that diverged this iteration sent non-finite values and is rolling back (the
-  // divergence guard); this side does without its interface terms for the iteration.
-  if (!torch::isfinite(remote).all().item<bool>()) return;
-  for (const auto& term : side.losses(local, remote))
-    loss.add(term, model.id, weights_.at(term.name));
-  // Each interface's jump is counted once, on its lower side.
-  if (side.side() == 0) {
-    auto jump = torch::full({}, side.squared_jump(local.detach(), remote), torch::kFloat64);
-    auto& sum = loss.jump_sums[model.id];
-    sum = sum.defined() ? sum + jump : jump;
-    loss.jump_counts[model.id] +=
-        static_cast<double>(side.point_count() * model.network->options().outputs);
-  }
-}
-
-Trainer::LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
+LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
   LocalLoss loss;
   for (const auto& group : model.groups)
     for (const auto& term : group->evaluate(*model.fields, create_graph)) {
-      TESSERA_CHECK(weights_.count(term.name), "internal: unknown loss term '" << term.name << "'");
+      TESSERA_ASSERT(weights_.count(term.name), "unknown loss term '" << term.name << "'");
       loss.add(term, model.id, weights_.at(term.name));
     }
   for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
-    add_interface_terms(loss, model, k,
-                        model.interfaces[k]->local_values(*model.fields, create_graph));
+    InterfaceCoupling::add_terms(
+        loss, model, k, model.interfaces[k]->local_values(*model.fields, create_graph), weights_);
   }
   return loss;
 }
@@ -90,43 +44,10 @@ void Trainer::check_finite(const LocalLoss& loss, const SubdomainModel& model) c
                << "; lower the learning rate or check the equations");
 }
 
-std::vector<std::vector<torch::Tensor>> Trainer::start_exchange(bool create_graph) {
-  std::vector<std::vector<torch::Tensor>> locals(owned_.size());
-  if (!exchange_) return locals;
-  exchange_->start_receives();
-  for (std::size_t i = 0; i < owned_.size(); ++i) {
-    auto& model = *owned_[i];
-    for (const auto& side : model.interfaces) {
-      auto values = side->local_values(*model.fields, create_graph);
-      const auto message = values.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-      exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(),
-                      message.numel());
-      locals[i].push_back(values);
-    }
-  }
-  return locals;
-}
-
-void Trainer::finish_exchange() {
-  if (!exchange_) return;
-  exchange_->wait();
-  for (auto* model : owned_) {
-    model->remote.clear();
-    for (const auto& side : model->interfaces) {
-      const auto& data = exchange_->received(side->interface_id(), side->side());
-      auto remote = torch::from_blob(const_cast<double*>(data.data()),
-                                     {side->point_count(), side->quantities()}, torch::kFloat64)
-                        .clone();
-      const auto& like = model->network->weights().front();
-      model->remote.push_back(remote.to(like.device(), like.scalar_type()));
-    }
-  }
-}
-
-Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
-                                              bool stop_on_nonfinite) {
+LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
+                                     bool stop_on_nonfinite) {
   // Interface values first and sent at once; interior work overlaps the messages in flight.
-  auto locals = start_exchange(create_graph);
+  auto locals = coupling_.start(owned_, create_graph);
   LocalLoss loss;
   std::vector<LocalLoss> interior(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
@@ -134,7 +55,7 @@ Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_i
     for (const auto& group : model.groups) {
       for (const auto& term : group->evaluate(*model.fields, create_graph))
         interior[i].add(term, model.id, weights_.at(term.name));
-      if (exchange_) exchange_->progress();
+      coupling_.progress();
     }
     // Before waiting: the rank whose own terms diverged reports first and ends the job.
     if (stop_on_nonfinite) check_finite(interior[i], model);
@@ -145,13 +66,13 @@ Trainer::LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_i
         part.total.backward();
         part.total = torch::Tensor();
       }
-    if (exchange_) exchange_->progress();
+    coupling_.progress();
   }
-  finish_exchange();
+  coupling_.finish(owned_);
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
     for (std::size_t k = 0; k < model.interfaces.size(); ++k)
-      add_interface_terms(interior[i], model, k, locals[i][k]);
+      InterfaceCoupling::add_terms(interior[i], model, k, locals[i][k], weights_);
     if (stop_on_nonfinite) check_finite(interior[i], model);
     loss.merge(std::move(interior[i]));
   }
@@ -203,8 +124,8 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
   if (sync_.parameters) record.parameters = sync_.parameters->current();
   record.wall_s = wall_seconds();
   // The compute timer encloses the exchange; report the phases as disjoint shares.
-  const double exchange_s = exchange_ ? exchange_->exchange_seconds() : 0.0;
-  const double wait_s = exchange_ ? exchange_->wait_seconds() : 0.0;
+  const double exchange_s = coupling_.exchange_seconds();
+  const double wait_s = coupling_.wait_seconds();
   record.time_s = {{"compute", compute_s_ - exchange_s - wait_s},
                    {"exchange", exchange_s},
                    {"wait", wait_s},

@@ -114,16 +114,6 @@ TEST_CASE("samplers are deterministic given the rng state and advance it") {
   CHECK(unit_samples(SamplerKind::lhs, 0, 2, rng).sizes() == torch::IntArrayRef({0, 2}));
 }
 
-TEST_CASE("parse_sampler accepts the three names and suggests a fix for typos") {
-  CHECK(parse_sampler("uniform", "k") == SamplerKind::uniform);
-  CHECK(parse_sampler("lhs", "k") == SamplerKind::lhs);
-  CHECK(parse_sampler("sobol", "k") == SamplerKind::sobol);
-  const auto message = error_of([] { parse_sampler("sobel", "training.collocation.sampler"); });
-  CHECK(contains_text(message, "training.collocation.sampler: unknown sampler 'sobel'"));
-  CHECK(contains_text(message, "did you mean 'sobol'"));
-  CHECK(contains_text(message, "use uniform, lhs or sobol"));
-}
-
 TEST_CASE("box shapes validate, measure and contain with the boundary inside") {
   const BoxShape box(Box{{0, -1, 2}, {2, 1, 3}});
   CHECK(box.dims() == 3);

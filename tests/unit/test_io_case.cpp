@@ -9,12 +9,13 @@
 #include "tessera/io/case.hpp"
 
 using namespace tessera;
+using namespace tessera::io;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
 
-// The example of shared/design/case-format.md, verbatim.
+// The example of the case-format reference (docs/case-format.md).
 const char* const kExample = R"JSON({
   "name": "poisson2d",
   "seed": 1234,
@@ -100,7 +101,7 @@ struct TempDir {
 
 }  // namespace
 
-TEST_CASE("the example of case-format.md loads with the documented values") {
+TEST_CASE("the example of docs/case-format.md loads with the documented values") {
   TempDir dir;
   const std::string file = dir.write("poisson2d.json", kExample);
   const io::Case c = io::load_case(file);
@@ -109,13 +110,13 @@ TEST_CASE("the example of case-format.md loads with the documented values") {
   CHECK(c.effective == example());
   CHECK(c.name == "poisson2d");
   CHECK(c.seed == 1234);
-  CHECK(c.dtype == "float32");
-  CHECK(c.device == "auto");
+  CHECK(name(c.dtype) == std::string("float32"));
+  CHECK(c.device == DeviceChoice::automatic);
   CHECK(c.constants == std::map<std::string, double>{{"k", 1.0}});
   CHECK(c.coordinates == std::vector<std::string>{"x", "y"});
   CHECK_FALSE(c.time.has_value());
   CHECK(c.fields == std::vector<std::string>{"u"});
-  CHECK(c.geometry.kind == "box");
+  CHECK(c.geometry.kind == ShapeKind::box);
   REQUIRE(c.geometry.box.size() == 2);
   CHECK(c.geometry.box[0] == std::array<double, 2>{0, 1});
   CHECK(c.geometry.box[1] == std::array<double, 2>{0, 1});
@@ -127,7 +128,7 @@ TEST_CASE("the example of case-format.md loads with the documented values") {
   REQUIRE(c.conditions.size() == 1);
   const io::ConditionSpec& walls = c.conditions[0];
   CHECK(walls.name == "walls");
-  CHECK(walls.type == "dirichlet");
+  CHECK(walls.type == ConditionKind::dirichlet);
   CHECK(walls.on == "boundary");
   CHECK(walls.field == "u");
   REQUIRE(walls.value.has_value());
@@ -139,7 +140,7 @@ TEST_CASE("the example of case-format.md loads with the documented values") {
   CHECK(c.exact.at("u").text == "sin(pi*x)*sin(pi*y)");
   CHECK(c.exact.at("u").key == "exact.u");
   CHECK_FALSE(c.reference_file.has_value());
-  CHECK(c.decomposition.method == "xpinn");
+  CHECK(c.decomposition.method == DecompositionMethod::xpinn);
   CHECK(c.decomposition.split == std::map<std::string, int>{{"x", 2}, {"y", 2}});
   CHECK(c.decomposition.cuts.empty());
   CHECK(c.decomposition.interface.points == 128);
@@ -147,21 +148,21 @@ TEST_CASE("the example of case-format.md loads with the documented values") {
         std::map<std::string, double>{{"continuity", 20}, {"residual", 1}});
   CHECK(c.decomposition.ranks_per_subdomain == 1);
   CHECK(c.network.hidden == std::vector<int64_t>{50, 50, 50});
-  CHECK(c.network.activation == "tanh");
-  CHECK(c.network.init == "xavier_normal");
+  CHECK(c.network.activation == ActivationChoice::tanh);
+  CHECK(c.network.init == InitChoice::xavier_normal);
   CHECK(c.training.collocation.points == 2048);
-  CHECK(c.training.collocation.sampler == "sobol");
+  CHECK(c.training.collocation.sampler == SamplerChoice::sobol);
   CHECK(c.training.collocation.resample_every == 100);
-  CHECK(c.training.derivatives == "auto");
+  CHECK(c.training.derivatives == DerivativeChoice::automatic);
   REQUIRE(c.training.stages.size() == 2);
-  CHECK(c.training.stages[0].optimizer == "adam");
+  CHECK(c.training.stages[0].optimizer == OptimizerChoice::adam);
   CHECK(c.training.stages[0].iterations == 4000);
   CHECK(c.training.stages[0].lr == doctest::Approx(1e-3));
   REQUIRE(c.training.stages[0].decay.has_value());
   CHECK(c.training.stages[0].decay->rate == doctest::Approx(0.9));
   CHECK(c.training.stages[0].decay->every == 1000);
   CHECK(c.training.stages[0].key == "training.stages[0]");
-  CHECK(c.training.stages[1].optimizer == "lbfgs");
+  CHECK(c.training.stages[1].optimizer == OptimizerChoice::lbfgs);
   CHECK(c.training.stages[1].iterations == 500);
   CHECK(c.training.stages[1].lr == 1.0);
   CHECK(c.training.stages[1].history == 50);
@@ -174,17 +175,17 @@ TEST_CASE("omitted keys take the documented defaults") {
   const io::Case c = io::case_from_json(minimal(), "p.json");
   CHECK(c.folder == ".");
   CHECK(c.seed == 1234);
-  CHECK(c.dtype == "float32");
-  CHECK(c.device == "auto");
+  CHECK(name(c.dtype) == std::string("float32"));
+  CHECK(c.device == DeviceChoice::automatic);
   CHECK(c.equations[0].name == "eq0");
   CHECK(c.conditions[0].name == "dirichlet0");
   CHECK(c.conditions[0].on == "boundary");
   CHECK(c.conditions[0].points == 256);
-  CHECK(c.decomposition.method == "none");
+  CHECK(c.decomposition.method == DecompositionMethod::none);
   CHECK(c.network.hidden == std::vector<int64_t>{50, 50, 50});
-  CHECK(c.network.activation == "tanh");
+  CHECK(c.network.activation == ActivationChoice::tanh);
   CHECK(c.training.collocation.points == 2048);
-  CHECK(c.training.collocation.sampler == "sobol");
+  CHECK(c.training.collocation.sampler == SamplerChoice::sobol);
   CHECK(c.training.stages[0].lr == doctest::Approx(1e-3));
   CHECK(c.training.stages[1].lr == 1.0);
   CHECK(c.training.stages[1].tolerance == doctest::Approx(1e-9));
@@ -260,6 +261,11 @@ TEST_CASE("an unknown enum value lists the valid ones") {
         "cases/p.json: network.activation: expected one of \"tanh\", \"sin\", "
         "\"gelu\", \"silu\", got \"tahn\" (did you mean 'tanh'?)");
   doc = minimal();
+  doc["training"]["collocation"] = {{"sampler", "sobel"}};
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.collocation.sampler: expected one of \"uniform\", \"lhs\", "
+        "\"sobol\", got \"sobel\" (did you mean 'sobol'?)");
+  doc = minimal();
   doc["training"]["stages"][1]["optimizer"] = "sgd";
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[1].optimizer: expected one of \"adam\", "
@@ -304,7 +310,7 @@ TEST_CASE("geometry dimensions must match the coordinates") {
       R"J({"difference": [{"box": [[0, 1], [0, 1]]}, {"disk": {"center": [0.5, 0.5], "radius": 0.1}}],
           "tags": {"hole": "inside(disk0)"}})J");
   const io::Case c = io::case_from_json(doc, "p.json");
-  CHECK(c.geometry.kind == "difference");
+  CHECK(c.geometry.kind == ShapeKind::difference);
   CHECK(c.geometry.tags.at("hole") == "inside(disk0)");
   CHECK(c.geometry.raw == doc["geometry"]);
   // The whole tree is read: names count shapes of a kind depth-first, keys locate them.
@@ -430,7 +436,7 @@ TEST_CASE("decomposition keys are checked against the coordinates and the domain
   const io::Case c = io::case_from_json(doc, "p.json");
   REQUIRE(c.subdomains.at(3).network.has_value());
   CHECK(c.subdomains.at(3).network->hidden == std::vector<int64_t>{80, 80});
-  CHECK(c.subdomains.at(3).network->activation == "sin");  // inherited from "network"
+  CHECK(c.subdomains.at(3).network->activation == ActivationChoice::sin);  // inherited from "network"
 }
 
 TEST_CASE("file errors: syntax error with line and column, missing file, relative paths") {
@@ -470,7 +476,7 @@ TEST_CASE("--set overrides replace objects and array entries and are validated")
   CHECK(c.training.stages[1].lr == 0.5);
   CHECK(c.decomposition.split == std::map<std::string, int>{{"x", 4}});
   CHECK(c.decomposition.interface.weights.empty());  // replaced, not merged
-  CHECK(c.network.activation == "sin");
+  CHECK(c.network.activation == ActivationChoice::sin);
   CHECK(c.training.time_limit == 60.0);
   CHECK(c.subdomains.at(0).collocation_points == 100);
   CHECK(c.name == "other");

@@ -2,11 +2,16 @@
 /// Checkpoint files of a run: the trainer's in-memory state written as
 /// checkpoints/<iteration>/subdomain_<id>.pt, shared.pt and manifest.json, and read back for
 /// `tessera run --restart latest` on any number of ranks.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/app/command_line.hpp"
+#include "tessera/app/console.hpp"
+#include "tessera/app/rank_models.hpp"
+#include "tessera/app/setup.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/train/checkpoint_state.hpp"
 
@@ -24,5 +29,14 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
 train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::string& output,
                                           const std::vector<int>& owned,
                                           const nlohmann::json& identity);
+
+/// The checkpoint `line.restart` names, for this rank's subdomains (nullopt when the command
+/// line asks for none); rank 0 says where the run continues. Errors say what is missing or
+/// different and how to go on.
+std::optional<train::RestoredCheckpoint> restore_checkpoint(const CommandLine& line,
+                                                            const Setup& setup,
+                                                            const RankModels& rank,
+                                                            const nlohmann::json& identity,
+                                                            Console& console);
 
 }  // namespace tessera::app

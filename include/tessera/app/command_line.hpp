@@ -5,13 +5,18 @@
 
 namespace tessera::app {
 
+enum class Command { run, check, partition, help, version };
+
 struct CommandLine {
-  std::string command;  ///< run | check | help | version
+  Command command = Command::help;
   std::string case_file;
   std::vector<std::string> overrides;  ///< --set path=value, in order
   std::string restart;                 ///< --restart latest | <checkpoint folder>
   int ranks = 0;                       ///< partition: --ranks N (0: the job's size)
 };
+
+/// The value of --restart that names the newest complete checkpoint of the output folder.
+inline const std::string latest_checkpoint = "latest";
 
 /// Throws tessera::Error with the usage text on a malformed command line.
 CommandLine parse_command_line(int argc, char** argv);

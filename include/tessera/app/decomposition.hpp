@@ -14,14 +14,13 @@ struct Decomposition {
   std::vector<int> rank_of;
   physics::InterfaceWeights weights;  ///< zero where a term is off
   int64_t interface_points = 0;
-  std::string method;
+  io::DecompositionMethod method = io::DecompositionMethod::none;
   int replicas = 1;  ///< ranks per subdomain (data-parallel replicas)
 };
 
 /// Cuts the problem's domain as the case says (`balance: measure`: recursive bisection into equal
-/// shares of the domain); for an irregular domain, a subdomain that misses the domain is an
-/// error and interfaces outside it are dropped.
-/// Cuts the problem's domain as the case says and maps subdomains to `ranks` ranks in
+/// shares of the domain; for an irregular domain, a subdomain that misses the domain is an
+/// error and interfaces outside it are dropped) and maps subdomains to `ranks` ranks in
 /// contiguous blocks; with `ranks_per_subdomain` = k, consecutive groups of k ranks each train
 /// the same subdomains (ranks must be a multiple of k). Interface weights default by method: xpinn
 /// continuity 1 and residual 1, cpinn continuity 1 and flux 1; gradient 0; `interface.weights`
@@ -29,7 +28,7 @@ struct Decomposition {
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks);
 
 /// The subdomain holding each point, x [n, dims] -> int64 [n]; -1 for points outside an
-/// irregular domain (so output there is NaN, output-format.md).
+/// irregular domain (so output there is NaN, docs/output-format.md, "Grid output").
 torch::Tensor subdomain_in_domain(const partition::Partition& partition,
                                   const geometry::Domain& domain, const torch::Tensor& x);
 

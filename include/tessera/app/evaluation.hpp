@@ -3,6 +3,8 @@
 #include <functional>
 
 #include "tessera/app/problem.hpp"
+#include "tessera/app/rank_models.hpp"
+#include "tessera/app/setup.hpp"
 #include "tessera/io/grid_output.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/train/trainer.hpp"
@@ -52,5 +54,12 @@ class Evaluator {
   std::vector<torch::Tensor> error_points_;
   std::vector<torch::Tensor> error_exact_;  // [n, fields] float64, NaN where unknown
 };
+
+/// The evaluator of a run: one replica per group evaluates the output and the errors (the
+/// others add nothing). Grid points outside an irregular domain get no subdomain (NaN in the
+/// output); mesh points all belong to the domain (its boundary as the mesher's chords), so
+/// nothing is masked there. Collective over comm (the output mesh is made on rank 0).
+Evaluator make_evaluator(const parallel::Communicator& comm, const Setup& setup,
+                         const RankModels& rank);
 
 }  // namespace tessera::app

@@ -45,12 +45,13 @@ struct Problem {
       parameters;  ///< trainable ones (fixed ones are constants)
   torch::Dtype dtype = torch::kFloat32;
   torch::Device device = torch::kCPU;
+  geometry::SamplerKind sampler = geometry::SamplerKind::sobol;  ///< collocation and interfaces
 };
 
 /// Parses and resolves everything; errors name the case file and the key.
 Problem build_problem(const io::Case& c);
 
-/// "auto" | "cpu" | "cuda" -> a device; "cuda" without a GPU is an error naming the key.
-torch::Device resolve_device(const std::string& name, const std::string& file);
+/// The case's `device` as a device; "cuda" without a GPU is an error naming the key.
+torch::Device resolve_device(io::DeviceChoice choice, const std::string& file);
 
 }  // namespace tessera::app

@@ -4,35 +4,35 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/app/decomposition.hpp"
-#include "tessera/app/problem.hpp"
+#include "tessera/app/setup.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/train/log_record.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace tessera::app {
 
-/// A LogRecord as one history.jsonl object (output-format.md).
+/// A LogRecord as one history.jsonl object (docs/output-format.md).
 nlohmann::json history_json(const train::LogRecord& record);
 
 /// Prints the resolved problem: coordinates, fields, derivatives needed, loss terms with their
 /// point counts and weights, network and parameter count, subdomains and interfaces. Used by
 /// `check` and at run start (rank 0).
-void print_problem_summary(std::ostream& out, const io::Case& c, const Problem& p,
-                           const Decomposition& d);
+void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSummary& model);
 
 /// Per-phase times (compute, exchange, wait, sync) as min/mean/max over ranks, so load
-/// imbalance is visible; printed by rank 0. Collective over comm.
-void print_timing_table(const parallel::Communicator& comm, const train::LogRecord& record);
+/// imbalance is visible; `out` is rank 0's console. Collective over comm.
+void print_timing_table(const parallel::Communicator& comm, const train::LogRecord& record,
+                        std::ostream& out);
 
 /// The progress line on rank 0: iteration, stage, loss, relative errors, iterations/s, ETA.
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(bool enabled) : enabled_(enabled) {}
+  /// `out`: rank 0's console (a null stream on the other ranks).
+  explicit ProgressPrinter(std::ostream& out) : out_(out) {}
   void print(const train::LogRecord& record);
 
  private:
-  bool enabled_;
+  std::ostream& out_;
   int64_t last_iteration_ = 0;
   double last_wall_ = 0;
 };

@@ -12,10 +12,6 @@ namespace tessera::geometry {
 
 enum class SamplerKind { uniform, lhs, sobol };
 
-/// "uniform" | "lhs" | "sobol". `key` names the case-file key for the error message:
-/// "<key>: unknown sampler 'x' (did you mean ...?); use uniform, lhs or sobol".
-SamplerKind parse_sampler(const std::string& name, const std::string& key);
-
 /// The case-file spelling of `kind`.
 std::string sampler_name(SamplerKind kind);
 

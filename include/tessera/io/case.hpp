@@ -1,5 +1,5 @@
 #pragma once
-/// The validated contents of a case file (shared/design/case-format.md). Loading checks every
+/// The validated contents of a case file (docs/case-format.md). Loading checks every
 /// key's presence, type and range and rejects unknown keys; expressions stay text here and are
 /// parsed (and their errors reported with the same keys) when the problem is built.
 #include <array>
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "tessera/io/case_options.hpp"
 
 namespace tessera::io {
 
@@ -23,10 +25,9 @@ struct TimeSpec {
   std::array<double, 2> range{0.0, 1.0};
 };
 
-/// One shape of "geometry", read fully (case-format.md "Geometry"); CSG shapes nest.
+/// One shape of "geometry", read fully (docs/case-format.md, "Geometry"); CSG shapes nest.
 struct ShapeSpec {
-  std::string
-      kind;  ///< interval | box | disk | ball | polygon | mesh | union | intersection | difference
+  ShapeKind kind = ShapeKind::box;
   std::string key;  ///< its case-file key, for messages ("geometry.difference[1]")
   /// How "inside(<name>)" selectors name it: kind + depth-first count per kind ("disk0").
   std::string name;
@@ -41,7 +42,7 @@ struct ShapeSpec {
 
 /// "geometry": the top shape and its tags.
 struct GeometrySpec {
-  std::string kind;                         // the top shape's kind
+  ShapeKind kind = ShapeKind::box;          // the top shape's kind
   std::vector<std::array<double, 2>> box;   // interval: one entry; box: one per dimension
   std::map<std::string, std::string> tags;  // tag name -> selector text ("x=0")
   nlohmann::json raw;                       // the shape's JSON, "mesh" paths resolved
@@ -56,10 +57,10 @@ struct EquationSpec {
   double weight = 1.0;
 };
 
-/// A condition. type: dirichlet | neumann | robin | initial | periodic | data | residual.
+/// A condition of any type; which members are used depends on the type.
 struct ConditionSpec {
   std::string name;
-  std::string type;
+  ConditionKind type = ConditionKind::dirichlet;
   std::string on;     // selector text; "initial" for type initial, unused for periodic/data
   std::string field;  // dirichlet, neumann, robin, initial
   std::optional<ExpressionText> value;  // dirichlet, neumann, robin, initial
@@ -86,20 +87,20 @@ struct InterfaceSpec {
 };
 
 struct DecompositionSpec {
-  std::string method = "none";                      // none | xpinn | cpinn
+  DecompositionMethod method = DecompositionMethod::none;
   std::map<std::string, int> split;                 // coordinate -> pieces
   std::map<std::string, std::vector<double>> cuts;  // coordinate -> cut positions
-  std::string balance;                              // "" | "measure"
+  Balance balance = Balance::cuts;  // measure: recursive bisection into equal shares
   InterfaceSpec interface;
   int ranks_per_subdomain = 1;
 };
 
 struct NetworkSpec {
   std::vector<int64_t> hidden{50, 50, 50};
-  std::string activation = "tanh";                             // tanh | sin | gelu | silu
+  ActivationChoice activation = ActivationChoice::tanh;
   std::optional<double> adaptive_scale;                        // adaptive_activation.scale
   std::optional<std::pair<int64_t, double>> fourier_features;  // (count, scale)
-  std::string init = "xavier_normal";                          // xavier_normal | xavier_uniform
+  InitChoice init = InitChoice::xavier_normal;
 };
 
 struct SubdomainOverride {
@@ -109,9 +110,9 @@ struct SubdomainOverride {
 
 struct CollocationSpec {
   int64_t points = 2048;
-  std::string sampler = "sobol";  // uniform | lhs | sobol
-  int64_t resample_every = 0;     // 0: never
-  nlohmann::json adaptive;        // residual-based refinement settings (null when off)
+  SamplerChoice sampler = SamplerChoice::sobol;
+  int64_t resample_every = 0;  // 0: never
+  nlohmann::json adaptive;     // residual-based refinement settings (null when off)
 };
 
 struct DecaySpec {
@@ -120,7 +121,7 @@ struct DecaySpec {
 };
 
 struct StageSpec {
-  std::string optimizer;  // adam | lbfgs
+  OptimizerChoice optimizer = OptimizerChoice::adam;
   int64_t iterations = 1000;
   double lr = 1e-3;                           // adam default 1e-3, lbfgs default 1.0
   std::optional<DecaySpec> decay;             // adam
@@ -133,14 +134,14 @@ struct StageSpec {
 
 struct WeightingSpec {
   std::map<std::string, double> fixed;  // term name -> weight
-  std::string adaptive;                 // "" | "grad_norm"
-  int64_t adaptive_every = 100;         // how often grad_norm updates the weights
-  double adaptive_alpha = 0.9;          // moving-average factor
+  WeightBalancing adaptive = WeightBalancing::none;
+  int64_t adaptive_every = 100;  // how often grad_norm updates the weights
+  double adaptive_alpha = 0.9;   // moving-average factor
 };
 
 struct TrainingSpec {
   CollocationSpec collocation;
-  std::string derivatives = "auto";  // auto | autograd | taylor
+  DerivativeChoice derivatives = DerivativeChoice::automatic;
   std::vector<StageSpec> stages;
   WeightingSpec weights;
   int64_t log_every = 100;
@@ -163,8 +164,8 @@ struct Case {
 
   std::string name;
   uint64_t seed = 1234;
-  std::string dtype = "float32";  // float32 | float64
-  std::string device = "auto";    // auto | cpu | cuda
+  FloatType dtype = FloatType::float32;
+  DeviceChoice device = DeviceChoice::automatic;
   std::map<std::string, double> constants;
   std::vector<std::string> coordinates;
   std::optional<TimeSpec> time;

@@ -6,12 +6,10 @@
 #include <vector>
 
 #include "tessera/io/case.hpp"
+#include "tessera/io/case_keys.hpp"
 #include "tessera/io/case_reader.hpp"
 
 namespace tessera::io::detail {
-
-/// The keys of the top level of a case file.
-const std::vector<std::string>& top_level_keys();
 
 /// name, seed, dtype, device, constants, coordinates, time, fields, parameters; checks that all
 /// symbols are distinct and none is built in.

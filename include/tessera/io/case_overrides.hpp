@@ -1,5 +1,5 @@
 #pragma once
-/// `--set path=value` overrides of a case document (case-format.md). Internal to io: load_case
+/// `--set path=value` overrides of a case document (docs/case-format.md). Internal to io: load_case
 /// applies them before validation.
 #include <string>
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/io/case.hpp"
+#include "tessera/io/case_options.hpp"
 
 namespace tessera::io::detail {
 
@@ -61,6 +62,25 @@ class JsonNode {
   /// One of `options`; otherwise lists them (with a "did you mean" hint).
   std::string choice(const std::vector<std::string>& options,
                      std::optional<std::string> fallback = std::nullopt) const;
+  /// One of E's spellings (case_options.hpp) as the enum; otherwise lists them. `allowed`
+  /// narrows the spellings accepted here (empty: all of them).
+  template <typename E>
+  E option(std::optional<E> fallback = std::nullopt, std::vector<E> allowed = {}) const {
+    if (!value_ && fallback) return *fallback;
+    std::vector<std::string> spellings;
+    if (allowed.empty())
+      spellings = names_of<E>();
+    else
+      for (E e : allowed) spellings.push_back(name(e));
+    E value{};
+    parse_option(choice(spellings), value);  // choice() accepts only E's spellings
+    return value;
+  }
+  /// The same with a default for an absent key.
+  template <typename E>
+  E option(E fallback) const {
+    return option<E>(std::optional<E>(fallback));
+  }
   double number(Range range = Range::any, std::optional<double> fallback = std::nullopt) const;
   /// An integer >= `min` (a number with an integral value, such as 1e3, is accepted).
   int64_t integer(int64_t min, std::optional<int64_t> fallback = std::nullopt) const;

@@ -1,5 +1,5 @@
 #pragma once
-/// Where checkpoints live and which one counts (output-format.md "Checkpoints"):
+/// Where checkpoints live and which one counts (docs/output-format.md, "Checkpoints"):
 /// <output>/checkpoints/<iteration>/ holds subdomain_<id>.pt files, shared.pt and, written
 /// last, manifest.json. A folder without a manifest is an interrupted write and never counts.
 #include <cstdint>

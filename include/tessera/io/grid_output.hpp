@@ -1,7 +1,7 @@
 #pragma once
 /// Grid output: the solution on a rectilinear (space or space-time) grid or on an unstructured
 /// triangle / tetrahedron mesh, written collectively to `<directory>/<stem>.h5` with parallel
-/// HDF5, plus `<stem>.xmf` for ParaView (layout: output-format.md).
+/// HDF5, plus `<stem>.xmf` for ParaView (layout: docs/output-format.md).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -77,7 +77,7 @@ struct GridFileInfo {
 
 /// Writes `<directory>/<stem>.h5` (all ranks, MPI-IO driver, collective point-selection writes)
 /// and `<directory>/<stem>.xmf` (rank 0), each under a temporary name renamed into place only
-/// when complete. Datasets (output-format.md):
+/// when complete. Datasets (docs/output-format.md, "Grid output"):
 ///   /grid/<coord>        float64 [n_coord], every axis including time (with a mesh: time only)
 ///   /mesh/points         mesh only: float64 [n_points, dims] (rank 0's copy)
 ///   /mesh/cells          mesh only: int64 [n_cells, dims + 1] (rank 0's copy)

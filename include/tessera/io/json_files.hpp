@@ -1,5 +1,5 @@
 #pragma once
-/// history.jsonl and run.json (output-format.md). Written by rank 0 only.
+/// history.jsonl and run.json (docs/output-format.md). Written by rank 0 only.
 #include <fstream>
 #include <string>
 

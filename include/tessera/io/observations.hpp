@@ -1,6 +1,7 @@
 #pragma once
-/// Observations for `data` conditions (case-format.md): an HDF5 file with /points [n, dims]
-/// (every network input: the spatial coordinates, then time) and /values/<field> [n].
+/// Observations for `data` conditions (docs/case-format.md, "Conditions"): an HDF5 file with
+/// /points [n, dims] (every network input: the spatial coordinates, then time) and /values/<field>
+/// [n].
 #include <string>
 #include <vector>
 

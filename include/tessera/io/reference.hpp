@@ -1,6 +1,7 @@
 #pragma once
 /// Reference solutions from HDF5 files laid out like Tessera's grid output
-/// (case-format.md "Exact solutions and references"), e.g. tools/burgers_reference.py's output.
+/// (docs/case-format.md, "Exact solutions and references"), e.g. tools/burgers_reference.py's
+/// output.
 #include <map>
 #include <string>
 #include <vector>

@@ -16,7 +16,7 @@ namespace tessera::io {
 /// line. Mesh layout: Triangle (2-D) or Tetrahedron (3-D) topology over /mesh/cells (64-bit Int)
 /// with XY or XYZ geometry from /mesh/points; node-centred attributes of [n_points] values.
 /// Space-time: a Temporal collection, one grid per time value, whose attributes read
-/// /steps/<k>/<field> (ParaView's Xdmf3 reader ignores HyperSlab items; facts.md).
+/// /steps/<k>/<field> (ParaView's Xdmf3 reader ignores HyperSlab items).
 /// Layout with time only (no spatial axis): time is shown as the line coordinate, no collection.
 std::string xdmf_text(const GridLayout& layout, const std::vector<std::string>& fields,
                       bool with_subdomain, const std::string& h5_file_name,

@@ -14,9 +14,6 @@ namespace tessera::nn {
 
 enum class Activation { tanh, sin, gelu, silu };
 
-/// Parses "tanh" | "sin" | "gelu" | "silu"; throws naming `key` otherwise.
-Activation parse_activation(const std::string& name, const std::string& key);
-
 /// Applies the activation element-wise.
 torch::Tensor activate(Activation activation, const torch::Tensor& z);
 

@@ -1,7 +1,7 @@
 #pragma once
 /// A checkpoint in memory: where the trainer stands, and per subdomain an archive with its
 /// network, optimizer, sampling and learning-rate state. The trainer fills and reads these;
-/// the app writes and reads the files (output-format.md "Checkpoints").
+/// the app writes and reads the files (docs/output-format.md, "Checkpoints").
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-/// One logged iteration, as history.jsonl records it (output-format.md). All numbers are
+/// One logged iteration, as history.jsonl records it (docs/output-format.md). All numbers are
 /// global: the same on every rank.
 #include <cstdint>
 #include <map>

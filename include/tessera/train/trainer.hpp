@@ -8,29 +8,20 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/nn/mlp.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/parallel/exchange.hpp"
 #include "tessera/parallel/gradient_all_reduce.hpp"
-#include "tessera/physics/interface_side.hpp"
-#include "tessera/physics/loss_group.hpp"
 #include "tessera/physics/shared_parameters.hpp"
 #include "tessera/train/checkpoint_state.hpp"
+#include "tessera/train/divergence_guard.hpp"
+#include "tessera/train/interface_coupling.hpp"
+#include "tessera/train/local_loss.hpp"
 #include "tessera/train/log_record.hpp"
+#include "tessera/train/loss_balancer.hpp"
 #include "tessera/train/plan.hpp"
+#include "tessera/train/subdomain_model.hpp"
 
 namespace tessera::train {
-
-/// One subdomain's network, loss groups and interface sides, on this rank.
-struct SubdomainModel {
-  int id = 0;
-  nn::Mlp network{nullptr};
-  std::unique_ptr<physics::FieldEvaluator> fields;
-  std::vector<std::unique_ptr<physics::LossGroup>> groups;
-  std::vector<std::unique_ptr<physics::InterfaceSide>> interfaces;
-  /// The neighbour's values for each interface side (same order), from the last exchange.
-  std::vector<torch::Tensor> remote;
-};
 
 struct TrainerCallbacks {
   /// Called on every rank at each log iteration and at the end.
@@ -40,9 +31,11 @@ struct TrainerCallbacks {
   /// Writes a checkpoint; called on every rank every `checkpoint_every` iterations (at log
   /// iterations), when the run stops early and at the end. Collective.
   std::function<void(CheckpointState&)> on_checkpoint;
+  /// A warning on this rank (a divergence roll-back); the app shows it on standard error.
+  std::function<void(const std::string&)> on_warning;
 };
 
-/// The DDP-style gradient sums (issue 4): replicas of a subdomain and shared parameters.
+/// The DDP-style gradient sums: replicas of a subdomain and shared parameters.
 struct GradientSync {
   /// Sums the owned networks' gradients over this rank's replica group each step (null: the
   /// group is this rank alone). Each replica's loss is its share of the global mean, so the
@@ -56,9 +49,6 @@ struct GradientSync {
   /// the same single subdomain; otherwise they hold still during L-BFGS stages.
   bool parameters_in_lbfgs = false;
 };
-
-/// Whether every defined gradient of `parameters` is finite.
-bool finite_gradients(const std::vector<torch::Tensor>& parameters);
 
 class Trainer {
  public:
@@ -83,19 +73,6 @@ class Trainer {
   /// The last global record (after run()).
   const LogRecord& last_record() const { return last_; }
 
-  /// This rank's loss figures: one slot per subdomain so reductions never depend on the
-  /// rank count.
-  struct LocalLoss {
-    torch::Tensor total;  ///< weighted sum over the included subdomains, differentiable
-    std::map<std::string, std::map<int, torch::Tensor>> sums;  ///< term -> subdomain -> mean*count
-    std::map<std::string, std::map<int, double>> counts;
-    std::map<std::string, torch::Tensor> terms;  ///< term -> differentiable sum of means
-    std::map<int, torch::Tensor> jump_sums;      ///< subdomain -> sum of squared field jumps
-    std::map<int, double> jump_counts;
-    void add(const physics::TermValue& term, int subdomain, double weight);
-    void merge(LocalLoss&& other);
-  };
-
  private:
   /// Loss of one subdomain, its interface terms recomputed against the frozen `model.remote`
   /// (L-BFGS closures).
@@ -103,14 +80,6 @@ class Trainer {
   /// Throws, naming the subdomain, the iteration and the terms, when `loss` is not finite;
   /// checked every iteration so a diverged network never feeds NaN to its neighbours for long.
   void check_finite(const LocalLoss& loss, const SubdomainModel& model) const;
-  /// Adds interface side k's terms (and its jump, on the lower side) to `loss`.
-  void add_interface_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
-                           const torch::Tensor& local) const;
-  /// Computes and sends every owned interface side's values; returns them (with graph when
-  /// `create_graph`), indexed like owned_ then like model.interfaces.
-  std::vector<std::vector<torch::Tensor>> start_exchange(bool create_graph);
-  /// Waits for the neighbours' values and stores them in each model's `remote`.
-  void finish_exchange();
   /// All owned subdomains' losses with a fresh exchange overlapping the interior work. With
   /// `backward_interior`, the interior terms are also backpropagated before the wait (the
   /// costliest part overlaps the messages) and `total` holds only the interface terms left to
@@ -135,15 +104,6 @@ class Trainer {
   /// Loads the optimizers' state from the pending checkpoint (then forgets it).
   void restore_optimizers();
 
-  /// The divergence guard (Adam stages): per owned subdomain, its last good state (taken at
-  /// every log iteration), its learning-rate factor and how often it has diverged.
-  struct Guard {
-    std::vector<torch::Tensor> parameters;
-    std::string optimizer;  ///< serialized optimizer state
-    int64_t iteration = 0;
-    double lr_factor = 1.0;
-    int failures = 0;
-  };
   /// Remembers every owned subdomain's current state as its last good one.
   void keep_good_states();
   /// After backward and the gradient sums: a subdomain whose gradient (or, without replicas,
@@ -152,6 +112,7 @@ class Trainer {
   /// iteration. Returns, per owned subdomain, whether it may step.
   std::vector<bool> guard_against_divergence(LocalLoss& loss);
   void apply_stage_points(const StagePlan& stage);
+  /// Gradient-norm balancing: the terms' gradient norms summed over ranks, then new weights.
   void update_adaptive_weights(const LocalLoss& loss);
   /// Reduces the local figures and reports. Collective over comm.
   LogRecord log(const LocalLoss& loss, const std::string& stage, double lr, bool final);
@@ -162,7 +123,7 @@ class Trainer {
   std::vector<std::string> term_names_;
   TrainingPlan plan_;
   TrainerCallbacks callbacks_;
-  parallel::InterfaceExchange* exchange_;
+  InterfaceCoupling coupling_;
   GradientSync sync_;
   int64_t adam_steps_ = 0;
   std::size_t stage_index_ = 0;
@@ -170,7 +131,8 @@ class Trainer {
   std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   bool parameter_optimizer_ = false;  ///< the last of optimizers_ moves the shared parameters
   std::optional<RestoredCheckpoint> resume_;
-  std::vector<Guard> guards_;  ///< per owned subdomain
+  DivergenceGuard guard_;  ///< one slot per owned subdomain
+  LossBalancer balancer_;
   int64_t last_checkpoint_ = -1;
   std::string stop_reason_;
   std::map<std::string, double> weights_;

@@ -48,7 +48,7 @@ TriangleSurface to_surface(const Mesh& mesh) {
     std::array<std::int64_t, 3> triangle{};
     int corner = 0;
     for (const auto v : CGAL::vertices_around_face(mesh.halfedge(f), mesh)) {
-      TESSERA_CHECK(corner < 3, "internal error: a non-triangular face in a CGAL surface");
+      TESSERA_ASSERT(corner < 3, "a non-triangular face in a CGAL surface");
       auto& i = index[v.idx()];
       if (i < 0) {
         i = static_cast<std::int64_t>(surface.vertices.size());

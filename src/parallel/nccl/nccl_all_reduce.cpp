@@ -59,11 +59,10 @@ NcclAllReduce::~NcclAllReduce() {
 }
 
 void NcclAllReduce::sum_in_place(torch::Tensor& bucket) {
-  TESSERA_CHECK(bucket.is_cuda() && bucket.is_contiguous(),
-                "internal: NCCL needs a contiguous CUDA tensor");
+  TESSERA_ASSERT(bucket.is_cuda() && bucket.is_contiguous(), "NCCL needs a contiguous CUDA tensor");
   const ncclDataType_t type = bucket.scalar_type() == torch::kFloat32 ? ncclFloat32 : ncclFloat64;
-  TESSERA_CHECK(bucket.scalar_type() == torch::kFloat32 || bucket.scalar_type() == torch::kFloat64,
-                "internal: gradient all-reduce supports float32 and float64 only");
+  TESSERA_ASSERT(bucket.scalar_type() == torch::kFloat32 || bucket.scalar_type() == torch::kFloat64,
+                 "gradient all-reduce supports float32 and float64 only");
   check_cuda(cudaSetDevice(static_cast<int>(bucket.device().index())), "cudaSetDevice");
   // LibTorch queued the gradients on its own stream; NCCL runs on ours, so wait for the device.
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

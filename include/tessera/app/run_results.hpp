@@ -1,0 +1,29 @@
+#pragma once
+/// The end of a run: the fields on the output grid or mesh, and run.json (the effective case,
+/// versions, times, final figures and synchronisation counts).
+#include <string>
+
+#include "tessera/app/evaluation.hpp"
+#include "tessera/app/rank_models.hpp"
+#include "tessera/app/setup.hpp"
+#include "tessera/train/trainer.hpp"
+
+namespace tessera::app {
+
+/// The current UTC time as "2026-12-03T14:53:19Z".
+std::string utc_now();
+
+/// What a checkpoint must match to continue this run (the rank count need not).
+nlohmann::json checkpoint_identity(const Setup& setup);
+
+/// Creates (rank 0) and checks the output folder before training, so that a bad one fails in
+/// seconds, not after hours. Collective over comm.
+void prepare_output_directory(const parallel::Communicator& comm, const std::string& directory);
+
+/// Writes the output file (every rank its part) and, on rank 0, run.json; returns the path of
+/// the XDMF file to open in ParaView. Collective over comm.
+std::string write_results(const parallel::Communicator& comm, const Setup& setup,
+                          const train::Trainer& trainer, Evaluator& evaluator,
+                          const RankLinks& links, const std::string& started);
+
+}  // namespace tessera::app

@@ -1,0 +1,46 @@
+#pragma once
+/// The coupling of neighbouring subdomains (XPINN, cPINN): each owned interface side's values
+/// go to the neighbour in point-to-point messages, and the interface loss terms compare this
+/// side's values (with graph) with the neighbour's received ones (detached), so a subdomain's
+/// gradient never depends on which rank trains its neighbour.
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/parallel/exchange.hpp"
+#include "tessera/train/local_loss.hpp"
+#include "tessera/train/subdomain_model.hpp"
+
+namespace tessera::train {
+
+class InterfaceCoupling {
+ public:
+  /// `exchange`: the channels of the owned interface sides (null: no interfaces).
+  explicit InterfaceCoupling(parallel::InterfaceExchange* exchange) : exchange_(exchange) {}
+
+  bool active() const { return exchange_ != nullptr; }
+
+  /// Computes and sends every owned interface side's values; returns them (with graph when
+  /// `create_graph`), indexed like `owned`, then like each model's interfaces.
+  std::vector<std::vector<torch::Tensor>> start(const std::vector<SubdomainModel*>& owned,
+                                                bool create_graph);
+  /// Lets the messages in flight advance (between pieces of interior work).
+  void progress();
+  /// Waits for the neighbours' values and stores them in each model's `remote`.
+  void finish(const std::vector<SubdomainModel*>& owned);
+
+  /// Adds interface side `k`'s terms against `model.remote[k]` to `loss`, and its field jump
+  /// on the lower side (each interface counted once). A neighbour that diverged sent
+  /// non-finite values and is rolling back: the side then does without its terms this time.
+  static void add_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
+                        const torch::Tensor& local, const std::map<std::string, double>& weights);
+
+  double exchange_seconds() const { return exchange_ ? exchange_->exchange_seconds() : 0.0; }
+  double wait_seconds() const { return exchange_ ? exchange_->wait_seconds() : 0.0; }
+
+ private:
+  parallel::InterfaceExchange* exchange_;
+};
+
+}  // namespace tessera::train

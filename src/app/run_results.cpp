@@ -1,0 +1,92 @@
+#include "tessera/app/run_results.hpp"
+
+#include <ctime>
+#include <filesystem>
+
+#include "tessera/app/progress.hpp"
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/io/json_files.hpp"
+
+namespace tessera::app {
+namespace {
+
+nlohmann::json versions(int ranks) {
+  const auto mpi = parallel::mpi_version();
+  return {{"tessera", TESSERA_VERSION_STRING},
+          {"libtorch", TORCH_VERSION},
+          {"mpi", mpi.standard},
+          {"mpi_library", mpi.library},
+          {"ranks", ranks},
+          {"threads_per_rank", torch::get_num_threads()}};
+}
+
+}  // namespace
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+void prepare_output_directory(const parallel::Communicator& comm, const std::string& directory) {
+  if (comm.rank() == 0) io::ensure_output_directory(directory);
+  comm.barrier();
+}
+
+nlohmann::json checkpoint_identity(const Setup& setup) {
+  const auto& c = setup.input;
+  const auto& d = setup.decomposition;
+  nlohmann::json networks = nlohmann::json::array();
+  for (const auto& s : d.partition.subdomains()) {
+    auto spec = c.network;
+    if (auto it = c.subdomains.find(s.id); it != c.subdomains.end() && it->second.network)
+      spec = *it->second.network;
+    networks.push_back(spec.hidden);
+  }
+  return {{"case", c.name},
+          {"subdomains", d.partition.size()},
+          {"networks", networks},
+          {"stages", c.training.stages.size()},
+          {"dtype", io::name(c.dtype)}};
+}
+
+std::string write_results(const parallel::Communicator& comm, const Setup& setup,
+                          const train::Trainer& trainer, Evaluator& evaluator,
+                          const RankLinks& links, const std::string& started) {
+  const auto& c = setup.input;
+  const auto& final_record = trainer.last_record();
+  io::GridFileInfo info;
+  info.case_name = c.name;
+  info.attributes_double["iterations"] = static_cast<double>(trainer.iterations_done());
+  info.attributes_double["wall_seconds"] = final_record.wall_s;
+  for (const auto& [field, error] : final_record.rel_l2)
+    info.attributes_double["rel_l2_" + field] = error;
+  if (final_record.interface_jump >= 0)
+    info.attributes_double["interface_jump"] = final_record.interface_jump;
+  info.attributes_string["decomposition"] = io::name(setup.decomposition.method);
+  info.parameters = final_record.parameters;
+  io::write_grid_output(comm, c.output.directory, c.name, evaluator.layout(),
+                        evaluator.output_contribution(), info);
+
+  const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
+  if (comm.rank() != 0) return xmf.lexically_normal().string();
+  const auto calls = [](const auto& sum) { return sum ? sum->calls() : 0; };
+  nlohmann::json run = {{"case", c.effective},
+                        {"case_file", c.file},
+                        {"versions", versions(comm.size())},
+                        {"started", started},
+                        {"finished", utc_now()},
+                        {"iterations", trainer.iterations_done()},
+                        {"wall_s", final_record.wall_s},
+                        {"final", history_json(final_record)},
+                        {"synchronisation",
+                         {{"ranks_per_subdomain", setup.decomposition.replicas},
+                          {"adam_steps", trainer.adam_steps()},
+                          {"replica_gradient_allreduces", calls(links.replica_sum)},
+                          {"parameter_gradient_allreduces", calls(links.parameter_sum)}}}};
+  io::write_json_atomically(c.output.directory + "/run.json", run);
+  return xmf.lexically_normal().string();
+}
+
+}  // namespace tessera::app

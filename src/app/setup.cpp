@@ -1,0 +1,41 @@
+#include "tessera/app/setup.hpp"
+
+#include <set>
+
+#include "tessera/app/model.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::app {
+
+io::Case load(const CommandLine& line) { return io::load_case(line.case_file, line.overrides); }
+
+Setup prepare(io::Case input, int ranks) {
+  Problem problem = build_problem(input);
+  Decomposition decomposition = build_decomposition(input, problem, ranks);
+  add_interface_terms(problem, input, decomposition);
+  train::TrainingPlan plan = training_plan(input, problem);
+  return Setup{std::move(input), std::move(problem), std::move(decomposition), std::move(plan)};
+}
+
+ModelSummary check_models(const Setup& setup) {
+  const auto& p = setup.problem;
+  const auto model = build_subdomain(setup.input, p, setup.decomposition, 0);
+  ModelSummary summary;
+  std::set<expr::DerivativeKey> keys;
+  for (const auto& g : model->groups) {
+    auto needed = g->derivatives();
+    keys.insert(needed.begin(), needed.end());
+    for (const auto& name : g->term_names()) summary.points[name] = g->point_count();
+  }
+  for (const auto& side : model->interfaces) {
+    auto needed = side->derivatives();
+    keys.insert(needed.begin(), needed.end());
+    for (const auto& name : physics::interface_term_names(setup.decomposition.weights))
+      summary.points[name] += side->point_count();
+  }
+  for (const auto& key : keys) summary.derivatives.push_back(expr::derivative_name(key, p.symbols));
+  for (const auto& t : model->network->parameters()) summary.parameters += t.numel();
+  return summary;
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,58 @@
+#include "tessera/io/case_keys.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/io/case_options.hpp"
+
+namespace tessera::io {
+
+const std::vector<KeyGroup>& case_key_groups() {
+  static const std::vector<KeyGroup> groups = [] {
+    std::vector<std::string> geometry = names_of<ShapeKind>();
+    geometry.push_back("tags");
+    return std::vector<KeyGroup>{
+        {"",
+         {"name", "seed", "dtype", "device", "constants", "coordinates", "time", "fields",
+          "geometry", "equations", "conditions", "exact", "reference", "parameters",
+          "decomposition", "subdomains", "network", "training", "output"}},
+        {"time", {"name", "range"}},
+        {"parameters.<name>", {"initial", "trainable", "positive"}},
+        {"geometry", geometry},
+        {"geometry.disk", {"center", "radius"}},
+        {"geometry.ball", {"center", "radius"}},
+        {"geometry.polygon", {"vertices", "holes"}},
+        {"equations[]", {"name", "residual", "flux", "weight"}},
+        {"conditions[]",
+         {"name", "type", "on", "field", "value", "a", "b", "derivative", "axis", "file", "fields",
+          "expression", "points", "weight"}},
+        {"reference", {"file"}},
+        {"decomposition",
+         {"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain"}},
+        {"decomposition.interface", {"points", "weights"}},
+        {"decomposition.interface.weights", {"continuity", "residual", "flux", "gradient"}},
+        {"subdomains.<id>", {"network", "collocation"}},
+        {"subdomains.<id>.collocation", {"points"}},
+        {"network", {"hidden", "activation", "adaptive_activation", "fourier_features", "init"}},
+        {"network.adaptive_activation", {"scale"}},
+        {"network.fourier_features", {"count", "scale"}},
+        {"training",
+         {"collocation", "derivatives", "stages", "weights", "log_every", "checkpoint_every",
+          "time_limit"}},
+        {"training.collocation", {"points", "sampler", "resample_every", "adaptive"}},
+        {"training.stages[]",
+         {"optimizer", "iterations", "lr", "decay", "clip", "points", "history", "tolerance"}},
+        {"training.stages[].decay", {"rate", "every"}},
+        {"training.weights", {"adaptive", "adaptive_every", "adaptive_alpha"}},
+        {"output", {"directory", "grid", "mesh", "every"}},
+        {"output.mesh", {"max_cell_size", "times"}},
+    };
+  }();
+  return groups;
+}
+
+const std::vector<std::string>& keys_at(const std::string& path) {
+  for (const auto& group : case_key_groups())
+    if (group.path == path) return group.keys;
+  TESSERA_UNREACHABLE("no key group '" << path << "' in case_key_groups()");
+}
+
+}  // namespace tessera::io
