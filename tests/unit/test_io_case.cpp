@@ -436,7 +436,8 @@ TEST_CASE("decomposition keys are checked against the coordinates and the domain
   const io::Case c = io::case_from_json(doc, "p.json");
   REQUIRE(c.subdomains.at(3).network.has_value());
   CHECK(c.subdomains.at(3).network->hidden == std::vector<int64_t>{80, 80});
-  CHECK(c.subdomains.at(3).network->activation == ActivationChoice::sin);  // inherited from "network"
+  CHECK(c.subdomains.at(3).network->activation ==
+        ActivationChoice::sin);  // inherited from "network"
 }
 
 TEST_CASE("file errors: syntax error with line and column, missing file, relative paths") {
