@@ -11,12 +11,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 
 #include "taylor_blocks.hpp"
 #include "taylor_gemm.hpp"
 #include "taylor_kernels.hpp"
+#include "taylor_scratch.hpp"
 #include "taylor_tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
@@ -30,7 +30,10 @@ using detail::Blocks;
 using detail::from_blocks;
 using detail::gemm;
 using detail::lanes;
+using detail::Scratch;
 using detail::to_blocks;
+using detail::uninitialised;
+using detail::unwritten;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
@@ -68,46 +71,13 @@ struct Activations {
   std::vector<std::vector<torch::Tensor>> primitives;  // hidden layers' primitives, [padded, w]
 };
 
-// Uninitialised storage for n values of T: every element of the buffers below is written
-// before it is read, and zero-filling them was a visible cost of small-batch iterations
-// (docs/benchmarks.md, "Uninitialised scratch buffers").
-// Debug builds (tools/sanitize.sh) fill them with NaN instead, so a read before the write
-// poisons the results and the tests see it.
+// Block-local arrays of [K, widest layer, block] per set.
 template <typename T>
-std::unique_ptr<T[]> uninitialised(int64_t n) {
-  std::unique_ptr<T[]> data(new T[static_cast<std::size_t>(n)]);
-#ifndef NDEBUG
-  std::fill(data.get(), data.get() + n, std::numeric_limits<T>::quiet_NaN());
-#endif
-  return data;
+int64_t scratch_size(const std::vector<Layer<T>>& layers, const Blocks& blocks) {
+  int64_t widest = 0;
+  for (const auto& layer : layers) widest = std::max({widest, layer.in, layer.out});
+  return blocks.streams * blocks.size * widest;
 }
-
-// A tensor whose every element the node writes before anyone reads it: uninitialised, or NaN in
-// debug builds for the same reason as above.
-torch::Tensor unwritten(at::IntArrayRef sizes, const torch::TensorOptions& options) {
-#ifndef NDEBUG
-  return torch::full(sizes, std::numeric_limits<double>::quiet_NaN(), options);
-#else
-  return torch::empty(sizes, options);
-#endif
-}
-
-// Block-local arrays of [K, widest layer, block], one set per thread.
-template <typename T>
-class Scratch {
- public:
-  Scratch(int count, const std::vector<Layer<T>>& layers, const Blocks& blocks) {
-    int64_t widest = 0;
-    for (const auto& layer : layers) widest = std::max({widest, layer.in, layer.out});
-    size_ = blocks.streams * blocks.size * widest;
-    data_ = uninitialised<T>(count * size_);
-  }
-  T* operator[](int k) { return data_.get() + k * size_; }
-
- private:
-  std::unique_ptr<T[]> data_;
-  int64_t size_ = 0;
-};
 
 template <typename T>
 std::vector<const T*> block_pointers(const std::vector<torch::Tensor>& tensors, int64_t offset) {
@@ -210,7 +180,7 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
   at::parallel_for(0, blocks.count(), 1, [&](int64_t first, int64_t last) {
     // Two alternating sets of a layer's output streams, the value pre-activation, and a
     // recomputed layer's pre-activations.
-    Scratch<T> scratch(4, layers, blocks);
+    Scratch<T> scratch(4, scratch_size(layers, blocks));
     T *value_pre = scratch[2], *unsaved_pre = scratch[3];
     for (int64_t block = first; block < last; ++block) {
       const int64_t b0 = block * size;
@@ -287,7 +257,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     // The gradient at a layer's output, at its pre-activation, its recomputed input, and a
     // recomputed layer's pre-activations.
-    Scratch<T> scratch(4, layers, blocks);
+    Scratch<T> scratch(4, scratch_size(layers, blocks));
     T *grad_h = scratch[0], *grad_z = scratch[1], *input = scratch[2], *unsaved_pre = scratch[3];
     // Written by each chunk's first block (accumulate = false), so never read uninitialised.
     const auto by_lane = uninitialised<T>(layout.size * L);
