@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/io/case_reader.hpp"
 
 namespace tessera::io::detail {
 
@@ -56,19 +57,6 @@ std::vector<PathStep> split_path(const std::string& path, const std::string& tex
   return steps;
 }
 
-std::string type_name(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::boolean:
-      return "a boolean";
-    default:
-      return "a number";
-  }
-}
-
 }  // namespace
 
 AppliedOverride apply_override(json& document, const std::string& text) {
@@ -107,7 +95,7 @@ AppliedOverride apply_override(json& document, const std::string& text) {
       node = &(*node)[step.text];  // creates a missing key (null until filled)
       if (!last && node->is_null()) *node = json::object();
     } else {
-      TESSERA_FAIL("--set '" << text << "': " << key << " is " << type_name(*node)
+      TESSERA_FAIL("--set '" << text << "': " << key << " is " << detail::json_type_name(*node)
                              << ", not an object or array; set " << key << " itself instead");
     }
   }

@@ -78,23 +78,24 @@ std::string JsonNode::describe() const {
   return text;
 }
 
-std::string JsonNode::type_name() const {
-  if (!value_) return "nothing";
-  switch (value_->type()) {
-    case json::value_t::null:
+std::string json_type_name(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null:
       return "null";
-    case json::value_t::object:
+    case nlohmann::json::value_t::object:
       return "an object";
-    case json::value_t::array:
+    case nlohmann::json::value_t::array:
       return "an array";
-    case json::value_t::string:
+    case nlohmann::json::value_t::string:
       return "a string";
-    case json::value_t::boolean:
+    case nlohmann::json::value_t::boolean:
       return "a boolean";
     default:
       return "a number";
   }
 }
+
+std::string JsonNode::type_name() const { return value_ ? json_type_name(*value_) : "nothing"; }
 
 JsonNode JsonNode::operator[](const std::string& name) const {
   require_present();

@@ -102,6 +102,8 @@ class JsonNode {
   std::string key_;
 };
 
+/// "a string", "a number", "an object", ... for type messages.
+std::string json_type_name(const nlohmann::json& value);
 /// "'a', 'b', 'c'" for messages.
 std::string quoted_list(const std::vector<std::string>& words);
 /// core::did_you_mean, except for one-letter words (any one-letter name is "close" to 'x').
