@@ -2,12 +2,15 @@
 // of docs/case-format.md, and every key documented there is accepted.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "tessera/core/error.hpp"
+#include "tessera/io/case.hpp"
 #include "tessera/io/case_keys.hpp"
 
 using namespace tessera;
@@ -52,6 +55,30 @@ TEST_CASE("every key documented in docs/case-format.md is accepted by the valida
     CAPTURE(key);
     CHECK(accepted.count(key) == 1);
   }
+}
+
+TEST_CASE("the complete example of docs/case-format.md loads with the values it shows") {
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/docs/case-format.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const auto section = doc.find("## A complete example");
+  REQUIRE(section != std::string::npos);
+  const auto open = doc.find("```jsonc\n", section);
+  REQUIRE(open != std::string::npos);
+  const auto start = open + 9;
+  const auto close = doc.find("```", start);
+  REQUIRE(close != std::string::npos);
+  const auto path = std::filesystem::temp_directory_path() / "tessera_doc_example.json";
+  std::ofstream(path) << doc.substr(start, close - start);
+  const io::Case c = io::load_case(path.string());
+  std::filesystem::remove(path);
+  CHECK(c.name == "poisson2d_xpinn");
+  CHECK(c.decomposition.method == io::DecompositionMethod::xpinn);
+  CHECK(c.decomposition.split.at("x") == 2);
+  REQUIRE(c.training.stages.size() == 2);
+  CHECK(c.training.stages[1].optimizer == io::OptimizerChoice::lbfgs);
+  CHECK(c.training.stages[1].collocation_points == 2048);
 }
 
 TEST_CASE("keys_at gives each object's keys and refuses an unknown object as a bug") {
