@@ -97,7 +97,9 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
     for (const auto& [s, value] : loss.jump_sums)
       figures[2 * (terms * slots + s)] = value.item<double>();
     for (const auto& [s, count] : loss.jump_counts) figures[2 * (terms * slots + s) + 1] = count;
-    comm_.sum_in_place(figures);  // one rank per slot: adding zeros is exact
+    // Without replicas each slot has one contributing rank, so adding the zeros of the others is
+    // exact. With replicas a slot sums its group's slices, in the order MPI reduces them.
+    comm_.sum_in_place(figures);
     record.loss = 0;
     for (std::size_t t = 0; t <= terms; ++t) {
       double sum = 0, count = 0;
