@@ -1,6 +1,8 @@
 #include "tessera/app/decomposition.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <sstream>
 #include "tessera/core/error.hpp"
@@ -48,6 +50,19 @@ void fit_to_domain(partition::Partition& partition, const geometry::Domain& doma
 
 }  // namespace
 
+bool second_order_across_cuts(const Problem& p, const partition::Partition& partition) {
+  std::set<int> cut_axes;
+  for (const auto& f : partition.interfaces()) cut_axes.insert(f.axis);
+  for (const auto& equation : p.equations)
+    for (const auto& key : equation.residual.derivatives())
+      for (int axis : key.wrt) {
+        // lap(u) holds each spatial axis once and is second order in every one of them.
+        const bool second = key.laplacian || std::count(key.wrt.begin(), key.wrt.end(), axis) >= 2;
+        if (second && cut_axes.count(axis)) return true;
+      }
+  return false;
+}
+
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks) {
   const auto& spec = c.decomposition;
   const int k = spec.ranks_per_subdomain;
@@ -57,10 +72,10 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
                                        << ranks << " rank(s); start " << k * std::max(1, ranks / k)
                                        << " ranks (-n " << k * std::max(1, ranks / k)
                                        << ") or set ranks_per_subdomain to a divisor of " << ranks);
-  TESSERA_CHECK(k == 1 || c.training.weights.adaptive != io::WeightBalancing::grad_norm,
-                c.file << ": training.weights.adaptive: \"grad_norm\" is not available with "
-                          "decomposition.ranks_per_subdomain > 1 (each replica sees only part of "
-                          "each term's gradient); use fixed weights or one rank per subdomain");
+  TESSERA_CHECK(k == 1 || !c.training.causal.enabled.value_or(false),
+                c.file << ": training.causal.enabled: causal weights need every collocation point "
+                          "of a subdomain on one rank; use decomposition.ranks_per_subdomain 1 "
+                          "or remove \"enabled\"");
   const std::string key = c.file + ": decomposition";
   // Quasi-random points spread uniformly over the domain: they place balanced cuts and show
   // which subdomains and interfaces of an irregular domain meet it.
@@ -81,7 +96,12 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   d.replicas = k;
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
   for (int& first : d.rank_of) first *= k;
-  if (spec.method == io::DecompositionMethod::xpinn) d.weights.continuity = d.weights.residual = 1;
+  if (spec.method == io::DecompositionMethod::xpinn) {
+    d.weights.continuity = d.weights.residual = 1;
+    // Value and residual continuity leave a kink free where the equations are of second order
+    // across the cut; matching the normal derivative as well gives the transmission conditions.
+    if (second_order_across_cuts(p, d.partition)) d.weights.gradient = 1;
+  }
   if (spec.method == io::DecompositionMethod::cpinn) d.weights.continuity = d.weights.flux = 1;
   auto weight = [&](const char* key, double& into) {
     if (auto it = spec.interface.weights.find(key); it != spec.interface.weights.end())

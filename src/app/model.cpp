@@ -72,6 +72,26 @@ physics::DerivativeEngine derivative_engine(const io::Case& c, const nn::Mlp& ne
 
 }  // namespace
 
+bool causal_enabled(const io::Case& c) {
+  // Causal weights mix points across the rows that replicas split, so they need whole sets.
+  return c.time && c.training.causal.enabled.value_or(c.decomposition.ranks_per_subdomain == 1);
+}
+
+std::optional<physics::CausalWindow> causal_window(const io::Case& c,
+                                                   const geometry::Domain& region) {
+  if (!causal_enabled(c)) return std::nullopt;
+  // The subdomain's own time range: a later time slab opens its chunks from its lower
+  // interface, where the continuity terms carry the earlier slab's solution in.
+  const auto box = region.bounding_box();
+  const int column = region.dims() - 1;
+  return physics::CausalWindow{c.training.causal.chunks, c.training.causal.tolerance, column,
+                               box.lo[column], box.hi[column]};
+}
+
+int64_t default_warmup(int64_t iterations) { return std::min<int64_t>(1000, iterations / 20); }
+
+int64_t default_decay_every(int64_t iterations) { return std::max<int64_t>(1, iterations / 20); }
+
 std::unique_ptr<train::SubdomainModel> build_subdomain(
     const io::Case& c, const Problem& p, const Decomposition& d, int id, physics::Replica replica,
     std::shared_ptr<const physics::SharedParameters> parameters) {
@@ -92,7 +112,8 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   if (override != c.subdomains.end() && override->second.collocation_points)
     collocation = *override->second.collocation_points;
   model->groups.push_back(std::make_unique<physics::EquationGroup>(
-      p.equations, region, collocation, sampler, core::Rng(c.seed, id, "collocation"), points));
+      p.equations, region, collocation, sampler, core::Rng(c.seed, id, "collocation"), points,
+      causal_window(c, *region)));
   for (const auto& plan : p.conditions) {
     core::Rng rng(c.seed, id, "condition:" + plan.name);
     if (plan.data) {
@@ -125,9 +146,10 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
                                                                 : train::OptimizerKind::adam;
     stage.iterations = s.iterations;
     stage.lr = s.lr;
-    if (s.decay) {
-      stage.decay_rate = s.decay->rate;
-      stage.decay_every = s.decay->every;
+    if (stage.optimizer == train::OptimizerKind::adam) {
+      stage.decay_rate = s.decay ? s.decay->rate : default_decay_rate;
+      stage.decay_every = s.decay ? s.decay->every : default_decay_every(s.iterations);
+      stage.warmup = s.warmup.value_or(default_warmup(s.iterations));
     }
     stage.clip = s.clip;
     stage.history = s.history;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <set>
 
+#include "tessera/app/model.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::app {
@@ -21,6 +22,35 @@ nlohmann::json history_json(const train::LogRecord& r) {
   if (r.final) j["final"] = true;
   return j;
 }
+
+namespace {
+
+// What the defaults chose, read from the trainer's own plan.
+void print_training_choices(std::ostream& out, const io::Case& c, const Problem& p) {
+  const train::TrainingPlan plan = training_plan(c, p);
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const auto& s = plan.stages[i];
+    const auto& spec = c.training.stages[i];
+    out << "    stage " << i << ": " << train::optimizer_name(s.optimizer) << ", " << s.iterations
+        << " iterations, lr " << s.lr;
+    if (s.optimizer == train::OptimizerKind::adam) {
+      out << ", warm-up " << s.warmup << (spec.warmup ? "" : " (default)") << ", decay x"
+          << s.decay_rate.value_or(1.0) << " every " << s.decay_every
+          << (spec.decay ? "" : " (default)");
+    }
+    out << "\n";
+  }
+  if (plan.adaptive.enabled)
+    out << "  weights: balanced every " << plan.adaptive.every << " Adam iterations (alpha "
+        << plan.adaptive.alpha << "), starting from the weights above\n";
+  else
+    out << "  weights: fixed (training.weights.adaptive \"none\")\n";
+  if (causal_enabled(c))
+    out << "  causal weights: " << c.training.causal.chunks << " time chunks per subdomain, "
+        << "tolerance " << c.training.causal.tolerance << " (Adam stages)\n";
+}
+
+}  // namespace
 
 void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSummary& model) {
   const io::Case& c = setup.input;
@@ -74,6 +104,7 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
               ? "forward Taylor engine"
               : "auto (forward Taylor engine up to second order, else autograd)")
       << "\n";
+  print_training_choices(out, c, p);
   if (!p.exact.empty()) out << "  exact solution given: relative L2 error reported\n";
   if (d.replicas > 1)
     out << "  data-parallel: " << d.replicas

@@ -8,8 +8,8 @@ namespace tessera::io::detail {
 
 namespace {
 
-const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr",
-                                            "decay",     "clip",       "points"};
+const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr",    "decay",
+                                            "warmup",    "clip",       "points"};
 const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",
                                              "history",   "tolerance",  "points"};
 
@@ -47,6 +47,7 @@ StageSpec read_stage(const JsonNode& node) {
       d.every = decay["every"].integer(1, d.every);
       stage.decay = d;
     }
+    if (const JsonNode warmup = node["warmup"]; warmup.present()) stage.warmup = warmup.integer(0);
     if (const JsonNode clip = node["clip"]; clip.present())
       stage.clip = clip.number(Range::positive);
   } else {
@@ -67,7 +68,7 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
 
   for (const auto& [key, child] : node.members()) {
     if (key == "adaptive") {
-      w.adaptive = child.option<WeightBalancing>(std::nullopt, {WeightBalancing::grad_norm});
+      w.adaptive = child.option<WeightBalancing>();
     } else if (key == "adaptive_every") {
       w.adaptive_every = child.integer(1);
     } else if (key == "adaptive_alpha") {
@@ -92,7 +93,20 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
   }
   for (const char* k : {"adaptive_every", "adaptive_alpha"})
     if (node[k].present() && w.adaptive == WeightBalancing::none)
-      node[k].fail("only used with \"adaptive\": \"grad_norm\"; add it or remove this key");
+      node[k].fail("not used with \"adaptive\": \"none\" (fixed weights); remove one of them");
+}
+
+void read_causal(const JsonNode& node, const Case& c, CausalSpec& causal) {
+  if (!node.value().is_object())
+    node.fail("expected an object such as {\"chunks\": 32, \"tolerance\": 1}, got " +
+              node.describe());
+  node.check_object(keys_at("training.causal"));
+  if (const JsonNode enabled = node["enabled"]; enabled.present())
+    causal.enabled = enabled.boolean();
+  causal.chunks = node["chunks"].integer(1, causal.chunks);
+  causal.tolerance = node["tolerance"].number(Range::non_negative, causal.tolerance);
+  if (causal.enabled.value_or(true) && !c.time)
+    node.fail("causal weights need time; this problem has no \"time\" (remove \"causal\")");
 }
 
 }  // namespace
@@ -110,12 +124,12 @@ void read_training(const JsonNode& root, Case& c) {
     col.sampler = collocation["sampler"].option(col.sampler);
     col.resample_every = collocation["resample_every"].integer(0, col.resample_every);
     if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present()) {
-      if (!adaptive.value().is_object())
-        adaptive.fail("expected an object of refinement settings {...}, got " +
-                      adaptive.describe());
-      col.adaptive = adaptive.value();
+      adaptive.fail(
+          "residual-based redistribution of the collocation points is not available in this "
+          "version; remove the key (\"resample_every\" redraws points uniformly)");
     }
   }
+  if (const JsonNode causal = node["causal"]; causal.present()) read_causal(causal, c, t.causal);
   t.derivatives = node["derivatives"].option(t.derivatives);
 
   const JsonNode stages = node.required(

@@ -99,7 +99,7 @@ std::vector<TermValue> ConditionGroup::evaluate(const FieldEvaluator& fields,
     normals[names[axis]] = normals_.select(1, static_cast<int64_t>(axis));
   const auto env = fields.evaluate(x_, derivatives(), create_graph, normals);
   const auto r = condition_residual(condition_, env, names);
-  return {sampling_.options.replica.term(condition_.name, mean_square(r), x_.size(0), sampled_)};
+  return {sampling_.options.replica.term(condition_.name, mean_square(r), r, x_.size(0), sampled_)};
 }
 
 PeriodicGroup::PeriodicGroup(std::string name,
@@ -141,7 +141,7 @@ std::vector<TermValue> PeriodicGroup::evaluate(const FieldEvaluator& fields,
   // Mean over points of the summed squared jumps of every matched quantity.
   const auto r = torch::stack(jumps, 1);
   const auto loss = r.numel() ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
-  return {sampling_.options.replica.term(name_, loss, low_.size(0), sampled_)};
+  return {sampling_.options.replica.term(name_, loss, r, low_.size(0), sampled_)};
 }
 
 }  // namespace tessera::physics

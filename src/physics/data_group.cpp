@@ -32,7 +32,7 @@ std::vector<TermValue> DataGroup::evaluate(const FieldEvaluator& fields, bool cr
                       values_.select(1, static_cast<int64_t>(k)));
   const auto r = torch::stack(misfits, 1);
   const auto loss = r.size(0) ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
-  return {options_.replica.term(name_, loss, x_.size(0), all_points_)};
+  return {options_.replica.term(name_, loss, r, x_.size(0), all_points_)};
 }
 
 }  // namespace tessera::physics

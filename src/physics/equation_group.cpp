@@ -10,6 +10,26 @@ torch::Tensor Replica::rows(const torch::Tensor& x) const {
   return x.slice(0, n * index / count, n * (index + 1) / count);
 }
 
+TermValue Replica::term(std::string name, torch::Tensor mean_square, const torch::Tensor& residual,
+                        int64_t rows, int64_t all) const {
+  // This replica's rows start at all * index / count of the whole sample.
+  const int64_t first = count > 1 ? all * index / count : 0;
+  const int64_t whole = count > 1 ? all : rows;
+  torch::Tensor probe;
+  if (residual.defined() && residual.numel() > 0) {
+    const auto r = residual.reshape({residual.size(0), -1});
+    const auto opts = torch::TensorOptions().dtype(torch::kLong).device(r.device());
+    const auto row = torch::arange(first, first + r.size(0), opts).unsqueeze(1);
+    const auto column = torch::arange(r.size(1), opts).unsqueeze(0);
+    // A linear congruential step of the element's index; its bit 16 is the sign.
+    const auto index = row * r.size(1) + column;
+    const auto bit = (index * 1103515245 + 12345).floor_divide(65536).remainder(2);
+    const auto signs = (1 - 2 * bit).to(r.scalar_type());
+    probe = (signs * r).sum() / std::sqrt(static_cast<double>(std::max<int64_t>(whole, 1)));
+  }
+  return {std::move(name), std::move(mean_square), rows, count > 1 ? all : 0, probe};
+}
+
 torch::Tensor mean_square(const torch::Tensor& residual) {
   if (residual.numel() == 0) return torch::zeros({}, residual.options());
   return residual.pow(2).mean();
@@ -24,9 +44,11 @@ std::set<expr::DerivativeKey> derivatives_of(
 
 EquationGroup::EquationGroup(std::vector<Equation> equations,
                              std::shared_ptr<const geometry::Domain> region, int64_t points,
-                             geometry::SamplerKind sampler, core::Rng rng, PointOptions options)
-    : equations_(std::move(equations)), sampling_{std::move(region), points, sampler, rng,
-                                                  options,           {}} {
+                             geometry::SamplerKind sampler, core::Rng rng, PointOptions options,
+                             std::optional<CausalWindow> causal)
+    : equations_(std::move(equations)),
+      sampling_{std::move(region), points, sampler, rng, options, {}},
+      causal_(causal) {
   resample();
 }
 
@@ -34,6 +56,7 @@ void EquationGroup::resample() {
   auto& s = sampling_;
   s.begin_sample();
   x_ = s.place(s.region->sample_interior(s.points, s.sampler, s.rng));
+  if (causal_) chunk_ = time_chunks(x_, *causal_).to(x_.device());
 }
 
 std::set<expr::DerivativeKey> EquationGroup::derivatives() const {
@@ -56,9 +79,24 @@ std::vector<torch::Tensor> equation_residuals(const std::vector<Equation>& equat
 std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields,
                                                bool create_graph) const {
   const auto residuals = equation_residuals(equations_, fields, x_, create_graph);
+  std::vector<torch::Tensor> values;
+  if (causal() && x_.size(0) > 0) {
+    std::vector<torch::Tensor> chunk_losses;
+    for (const auto& r : residuals)
+      chunk_losses.push_back(chunk_means(r.pow(2), chunk_, causal_->chunks));
+    auto total = chunk_losses.front().detach();
+    for (std::size_t i = 1; i < chunk_losses.size(); ++i) total = total + chunk_losses[i].detach();
+    last_weights_ = causal_weights(total, causal_->tolerance);
+    const auto occupied = torch::bincount(chunk_, {}, causal_->chunks).gt(0);
+    const double filled = static_cast<double>(occupied.sum().item<int64_t>());
+    for (const auto& losses : chunk_losses)
+      values.push_back((last_weights_ * losses).sum() / filled);
+  } else {
+    for (const auto& r : residuals) values.push_back(mean_square(r));
+  }
   std::vector<TermValue> terms;
   for (std::size_t i = 0; i < equations_.size(); ++i)
-    terms.push_back(sampling_.options.replica.term(equations_[i].name, mean_square(residuals[i]),
+    terms.push_back(sampling_.options.replica.term(equations_[i].name, values[i], residuals[i],
                                                    x_.size(0), sampling_.points));
   return terms;
 }

@@ -77,13 +77,11 @@ std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
                                              const torch::Tensor& remote) const {
   const Layout layout = this->layout();
   const int64_t n = local.size(0);
-  auto block_loss = [&](int64_t start, int64_t width, double scale) {
-    auto jump = (local.narrow(1, start, width) - remote.narrow(1, start, width)) * scale;
-    return n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
-  };
   std::vector<TermValue> terms;
   auto add = [&](const char* name, int64_t start, int64_t width, double scale) {
-    terms.push_back(replica_.term(name, block_loss(start, width, scale), n, all_points_));
+    auto jump = (local.narrow(1, start, width) - remote.narrow(1, start, width)) * scale;
+    auto loss = n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
+    terms.push_back(replica_.term(name, loss, jump, n, all_points_));
   };
   // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2.
   if (weights_.continuity > 0) add(continuity_term, 0, layout.fields, 0.5);

@@ -11,18 +11,30 @@ LossBalancer::LossBalancer(AdaptiveWeighting settings, std::vector<std::string> 
   TESSERA_ASSERT(settings_.every > 0, "balancing every " << settings_.every << " iterations");
 }
 
-std::vector<double> LossBalancer::squared_gradient_norms(
-    const std::map<std::string, torch::Tensor>& terms,
+std::vector<torch::Tensor> LossBalancer::term_gradients(
+    const std::map<std::string, torch::Tensor>& probes,
     const std::vector<torch::Tensor>& parameters) const {
-  std::vector<double> squares(term_names_.size(), 0.0);
-  for (std::size_t i = 0; i < term_names_.size(); ++i) {
-    auto it = terms.find(term_names_[i]);
-    if (it == terms.end() || parameters.empty() || !it->second.requires_grad()) continue;
-    for (auto& g : torch::autograd::grad({it->second}, parameters, {}, /*retain_graph=*/true,
-                                         /*create_graph=*/false, /*allow_unused=*/true))
-      if (g.defined()) squares[i] += g.pow(2).sum().item<double>();
+  int64_t size = 0;
+  for (const auto& p : parameters) size += p.numel();
+  std::vector<torch::Tensor> gradients;
+  for (const auto& name : term_names_) {
+    auto flat = torch::zeros({size}, torch::kFloat64);
+    auto it = probes.find(name);
+    if (it != probes.end() && !parameters.empty() && it->second.requires_grad()) {
+      const auto grads = torch::autograd::grad({it->second}, parameters, {},
+                                               /*retain_graph=*/true, /*create_graph=*/false,
+                                               /*allow_unused=*/true);
+      int64_t offset = 0;
+      for (std::size_t k = 0; k < grads.size(); ++k) {
+        const int64_t n = parameters[k].numel();
+        if (grads[k].defined())
+          flat.slice(0, offset, offset + n).copy_(grads[k].reshape({-1}).to(torch::kCPU));
+        offset += n;
+      }
+    }
+    gradients.push_back(flat);
   }
-  return squares;
+  return gradients;
 }
 
 void LossBalancer::update(const std::vector<double>& squared_norms,
@@ -30,10 +42,10 @@ void LossBalancer::update(const std::vector<double>& squared_norms,
   TESSERA_ASSERT(squared_norms.size() == term_names_.size(),
                  squared_norms.size() << " norms for " << term_names_.size() << " terms");
   double total = 0;
-  for (double s : squared_norms) total += std::sqrt(s);
+  for (double q : squared_norms) total += std::sqrt(q);
   for (std::size_t i = 0; i < term_names_.size(); ++i) {
     const double norm = std::sqrt(squared_norms[i]);
-    if (norm <= 0 || !std::isfinite(total / norm)) continue;
+    if (!(norm > 0) || !std::isfinite(total / norm)) continue;
     double& w = weights.at(term_names_[i]);
     w = settings_.alpha * w + (1 - settings_.alpha) * total / norm;
   }

@@ -44,6 +44,13 @@ void Trainer::apply_stage_points(const StagePlan& stage) {
       }
 }
 
+void Trainer::set_causal(bool active) {
+  for (auto* s : owned_)
+    for (auto& group : s->groups)
+      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
+        equations->set_causal(active);
+}
+
 void Trainer::run() {
   // Ranks finish their set-up at different times (rank 0 also prints and opens files); start
   // together so that skew is not booked as the first exchange's wait.
@@ -57,6 +64,7 @@ void Trainer::run() {
     const int64_t first_step = resuming ? resume_->position.stage_step : 0;
     // A resumed stage already has its points (redrawn from the checkpoint).
     if (!resuming) apply_stage_points(stage);
+    set_causal(stage.optimizer == OptimizerKind::adam);
     if (stage.optimizer == OptimizerKind::adam)
       run_adam(stage, first_step);
     else
@@ -229,12 +237,39 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
 }
 
 void Trainer::update_adaptive_weights(const LocalLoss& loss) {
-  auto squares = balancer_.squared_gradient_norms(loss.terms, owned_parameters());
+  auto gradients = balancer_.term_gradients(loss.probes, owned_parameters());
+  const bool replicas = sync_.replicas && !owned_.empty();
+  if (replicas) {
+    // Each replica holds a slice of every term: the probe's gradient is the group's sum.
+    core::ScopedTimer timer(sync_s_);
+    auto bucket = torch::cat(gradients);
+    std::vector<double> values(bucket.data_ptr<double>(),
+                               bucket.data_ptr<double>() + bucket.numel());
+    sync_.replicas->communicator().sum_in_place(values);
+    gradients = torch::tensor(values, torch::kFloat64).split(gradients.front().numel());
+  }
+  // One slot per term and subdomain, as in log(), filled by the subdomain's first replica: each
+  // slot has one contributor, so the sums do not depend on which rank owns which subdomain.
+  const std::size_t terms = term_names_.size(), slots = static_cast<std::size_t>(subdomains_);
+  std::vector<double> figures(terms * slots, 0.0);
+  const bool first_replica = !replicas || sync_.replicas->communicator().rank() == 0;
+  int64_t offset = 0;
+  for (auto* model : owned_) {
+    int64_t size = 0;
+    for (const auto& p : model->network->parameters()) size += p.numel();
+    for (std::size_t t = 0; t < terms && first_replica; ++t)
+      figures[t * slots + model->id] =
+          gradients[t].slice(0, offset, offset + size).pow(2).sum().item<double>();
+    offset += size;
+  }
   {
     core::ScopedTimer timer(sync_s_);
-    comm_.sum_in_place(squares);
+    comm_.sum_in_place(figures);
   }
-  balancer_.update(squares, weights_);
+  std::vector<double> squared_norms(terms, 0.0);
+  for (std::size_t t = 0; t < terms; ++t)
+    for (std::size_t s = 0; s < slots; ++s) squared_norms[t] += figures[t * slots + s];
+  balancer_.update(squared_norms, weights_);
 }
 
 }  // namespace tessera::train

@@ -26,6 +26,9 @@ def run(tessera, case, out, stage):
         "training.stages=[" + json.dumps(stage) + "]",
         "--set",
         "training.log_every=50",
+        # Fixed weights: balancing would change the logged (weighted) loss without a step.
+        "--set",
+        'training.weights={"adaptive": "none"}',
         "--set",
         "output.directory=" + out,
     ]

@@ -217,7 +217,7 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].history: not a key of an adam stage "
         "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
-        "'decay', 'clip', 'points'");
+        "'decay', 'warmup', 'clip', 'points'");
 
   doc = minimal();
   doc["conditions"][0]["axis"] = "x";
@@ -497,4 +497,41 @@ TEST_CASE("--set overrides replace objects and array entries and are validated")
         "'network.activaton=sin')");
   CHECK(error_of(example(), {"seed.x=1"}) ==
         "--set 'seed.x=1': seed is a number, not an object or array; set seed itself instead");
+}
+
+TEST_CASE("balancing is on unless switched off; causal weights need time") {
+  auto c = io::case_from_json(minimal(), "cases/p.json");
+  CHECK(c.training.weights.adaptive == io::WeightBalancing::grad_norm);
+  CHECK_FALSE(c.training.causal.enabled.has_value());
+  CHECK_FALSE(c.training.stages[0].warmup.has_value());
+
+  json doc = minimal();
+  doc["training"]["weights"] = {{"adaptive", "none"}};
+  CHECK(io::case_from_json(doc, "cases/p.json").training.weights.adaptive ==
+        io::WeightBalancing::none);
+  doc["training"]["weights"]["adaptive_every"] = 10;
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.weights.adaptive_every: not used with \"adaptive\": \"none\" "
+        "(fixed weights); remove one of them");
+
+  doc = minimal();
+  doc["training"]["causal"] = {{"chunks", 16}};
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.causal: causal weights need time; this problem has no \"time\" "
+        "(remove \"causal\")");
+  doc["training"]["causal"]["enabled"] = false;
+  CHECK(error_of(doc) == "loaded");
+  doc["time"] = {{"range", {0, 1}}};
+  doc["training"]["causal"] = {{"chunks", 16}, {"tolerance", 10}};
+  doc["training"]["stages"][0]["warmup"] = 3;
+  c = io::case_from_json(doc, "cases/p.json");
+  CHECK(c.training.causal.chunks == 16);
+  CHECK(c.training.causal.tolerance == 10);
+  CHECK(c.training.stages[0].warmup == 3);
+}
+
+TEST_CASE("residual-based redistribution is refused, not ignored") {
+  json doc = minimal();
+  doc["training"]["collocation"] = {{"adaptive", {{"every", 100}}}};
+  CHECK(error_of(doc).rfind("cases/p.json: training.collocation.adaptive: residual-based", 0) == 0);
 }

@@ -23,9 +23,12 @@ struct Decomposition {
 /// error and interfaces outside it are dropped) and maps subdomains to `ranks` ranks in
 /// contiguous blocks; with `ranks_per_subdomain` = k, consecutive groups of k ranks each train
 /// the same subdomains (ranks must be a multiple of k). Interface weights default by method: xpinn
-/// continuity 1 and residual 1, cpinn continuity 1 and flux 1; gradient 0; `interface.weights`
-/// overrides them.
+/// continuity 1 and residual 1, and gradient 1 where second_order_across_cuts(), else 0; cpinn
+/// continuity 1 and flux 1, gradient 0; `interface.weights` overrides them.
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks);
+
+/// Whether some equation holds a second derivative along an axis that an interface cuts.
+bool second_order_across_cuts(const Problem& p, const partition::Partition& partition);
 
 /// The subdomain holding each point, x [n, dims] -> int64 [n]; -1 for points outside an
 /// irregular domain (so output there is NaN, docs/output-format.md, "Grid output").

@@ -22,6 +22,20 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
     physics::Replica replica = {},
     std::shared_ptr<const physics::SharedParameters> parameters = nullptr);
 
+/// What an Adam stage without `decay` or `warmup` gets: the rate falls by `default_decay_rate`
+/// every iterations / 20 steps (to about a tenth at the end) after a linear warm-up over the
+/// first iterations / 20 steps (at most 1000).
+constexpr double default_decay_rate = 0.9;
+int64_t default_decay_every(int64_t iterations);
+int64_t default_warmup(int64_t iterations);
+
+/// Whether the equations get causal weights: `training.causal.enabled`, by default on for
+/// space-time problems (without data-parallel replicas).
+bool causal_enabled(const io::Case& c);
+/// The causal window of a subdomain whose part of the domain is `region` (nullopt: off).
+std::optional<physics::CausalWindow> causal_window(const io::Case& c,
+                                                   const geometry::Domain& region);
+
 /// The trainer's plan from the case's training section.
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p);
 

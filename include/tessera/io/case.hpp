@@ -112,7 +112,6 @@ struct CollocationSpec {
   int64_t points = 2048;
   SamplerChoice sampler = SamplerChoice::sobol;
   int64_t resample_every = 0;  // 0: never
-  nlohmann::json adaptive;     // residual-based refinement settings (null when off)
 };
 
 struct DecaySpec {
@@ -124,7 +123,8 @@ struct StageSpec {
   OptimizerChoice optimizer = OptimizerChoice::adam;
   int64_t iterations = 1000;
   double lr = 1e-3;                           // adam default 1e-3, lbfgs default 1.0
-  std::optional<DecaySpec> decay;             // adam
+  std::optional<DecaySpec> decay;             // adam; absent: the default decay
+  std::optional<int64_t> warmup;              // adam; absent: the default warm-up
   std::optional<double> clip;                 // adam: max global gradient norm
   int64_t history = 50;                       // lbfgs
   double tolerance = 1e-9;                    // lbfgs: gradient tolerance
@@ -134,13 +134,21 @@ struct StageSpec {
 
 struct WeightingSpec {
   std::map<std::string, double> fixed;  // term name -> weight
-  WeightBalancing adaptive = WeightBalancing::none;
+  WeightBalancing adaptive = WeightBalancing::grad_norm;
   int64_t adaptive_every = 100;  // how often grad_norm updates the weights
   double adaptive_alpha = 0.9;   // moving-average factor
 };
 
+/// training.causal: residual weights that open later times as earlier ones converge.
+struct CausalSpec {
+  std::optional<bool> enabled;  // absent: on when the problem has time
+  int64_t chunks = 32;
+  double tolerance = 1.0;
+};
+
 struct TrainingSpec {
   CollocationSpec collocation;
+  CausalSpec causal;
   DerivativeChoice derivatives = DerivativeChoice::automatic;
   std::vector<StageSpec> stages;
   WeightingSpec weights;

@@ -5,6 +5,7 @@
 #include "tessera/core/rng.hpp"
 #include "tessera/expr/expression.hpp"
 #include "tessera/geometry/domain.hpp"
+#include "tessera/physics/causal_weights.hpp"
 #include "tessera/physics/loss_group.hpp"
 #include "tessera/physics/point_sampling.hpp"
 
@@ -16,11 +17,13 @@ struct Equation {
 };
 
 /// Collocation points drawn in `region` (the subdomain's part of the domain) and one term per
-/// equation: mean(residual^2).
+/// equation: mean(residual^2), or with a causal window the causally weighted mean over time
+/// chunks, (1/K) sum_k w_k mean_k(residual^2) over the K chunks that hold points.
 class EquationGroup : public LossGroup {
  public:
   EquationGroup(std::vector<Equation> equations, std::shared_ptr<const geometry::Domain> region,
-                int64_t points, geometry::SamplerKind sampler, core::Rng rng, PointOptions options);
+                int64_t points, geometry::SamplerKind sampler, core::Rng rng, PointOptions options,
+                std::optional<CausalWindow> causal = std::nullopt);
 
   void resample() override;
   std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
@@ -38,11 +41,21 @@ class EquationGroup : public LossGroup {
   /// Replace the point count (a stage's `points`); takes effect at the next resample.
   void set_point_count(int64_t points) { sampling_.points = points; }
   core::Rng& rng() { return sampling_.rng; }
+  /// Whether causal weights apply (Adam stages) or the plain mean (quasi-Newton stages, whose
+  /// line search needs one objective); no effect without a causal window.
+  void set_causal(bool active) { causal_active_ = active; }
+  bool causal() const { return causal_ && causal_active_; }
+  /// The causal weights of the last evaluation, one per chunk (undefined before one).
+  const torch::Tensor& last_causal_weights() const { return last_weights_; }
 
  private:
   std::vector<Equation> equations_;
   PointSampling sampling_;
   torch::Tensor x_;
+  std::optional<CausalWindow> causal_;
+  bool causal_active_ = true;
+  torch::Tensor chunk_;  ///< time chunk of every row of x_ (with a causal window)
+  mutable torch::Tensor last_weights_;
 };
 
 /// Evaluates all equations' residuals at x: [n] each, in equation order.

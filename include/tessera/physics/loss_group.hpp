@@ -25,6 +25,12 @@ struct TermValue {
   /// rank holds all). The replica's share of the loss is mean_square * count / total_count, so
   /// the replicas' gradients sum to the gradient of the mean over every point.
   int64_t total_count = 0;
+  /// sum over rows x and columns c of e_xc r_xc / sqrt(points of the whole term), with e_xc = +-1
+  /// a fixed pattern keyed by the row's index in the whole sample: the gradient's squared norm
+  /// is, in expectation over the signs, the mean over points of |grad r(x)|^2 (the trace of the
+  /// term's neural tangent kernel per point), which loss balancing measures. Replicas' probes
+  /// add up to the whole term's.
+  torch::Tensor probe;
 
   /// count / total_count (1 without replicas).
   double share() const {
@@ -41,10 +47,10 @@ struct Replica {
 
   /// This replica's rows of x (x itself for one replica).
   torch::Tensor rows(const torch::Tensor& x) const;
-  /// The TermValue of `mean_square` over this replica's rows of an `all`-point sample.
-  TermValue term(std::string name, torch::Tensor mean_square, int64_t rows, int64_t all) const {
-    return {std::move(name), std::move(mean_square), rows, count > 1 ? all : 0};
-  }
+  /// The TermValue of `mean_square` over this replica's rows of an `all`-point sample, whose
+  /// per-point residuals are `residual` ([rows] or [rows, k]).
+  TermValue term(std::string name, torch::Tensor mean_square, const torch::Tensor& residual,
+                 int64_t rows, int64_t all) const;
 };
 
 /// Where and how points are placed: dtype/device of the network inputs, and this rank's slice.

@@ -1,8 +1,18 @@
 #pragma once
-/// Gradient-norm loss balancing (Wang et al., "An expert's guide to training PINNs", 2023):
-/// every `every` Adam iterations each term i gets lambda_hat_i = sum_j |grad L_j| / |grad L_i|
-/// (L2 norms over every network's parameters) and lambda_i <- alpha lambda_i + (1 - alpha)
-/// lambda_hat_i, so that each weighted term pulls with the same gradient norm.
+/// Loss balancing (the "grad_norm" option): every `every` Adam iterations each term i gets
+/// lambda_hat_i = sum_j s_j / s_i and lambda_i <- alpha lambda_i + (1 - alpha) lambda_hat_i,
+/// with s_i = sqrt(q_i) and q_i the mean over the term's points of |grad r_i(x)|^2, the trace of
+/// its neural tangent kernel per point (Wang, Yu & Perdikaris 2022). Ratios of traces (the
+/// "ntk" weights of jaxpi) gave weights of 1e7 to a sparse gauge term and stalled the cavity
+/// (docs/benchmarks.md, "Loss balancing"); ratios of their square roots did not.
+///
+/// The rule of "An expert's guide to training PINNs" (2023) takes s_i = |grad L_i| instead.
+/// That norm vanishes as a term becomes satisfied (grad L_i = 2 mean(r grad r)), so the rule
+/// raises the weight of every satisfied term without bound: a one-point pressure gauge or a
+/// wall that is already still pulls as hard as the unsolved term that drives the flow, and
+/// training settles on the trivial solution. s_i measures how stiff a term is, not how small
+/// its residual already is, and stays finite as the residual goes to zero. It is estimated
+/// from each term's probe (physics::TermValue::probe): one backward pass per term.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -23,14 +33,14 @@ class LossBalancer {
     return settings_.enabled && stage_step % settings_.every == 0;
   }
 
-  /// Each term's squared gradient norm over `parameters`, in term_names order: this rank's part
-  /// (sum the parts over ranks before update()). A term absent from `terms` or without a graph
-  /// contributes 0.
-  std::vector<double> squared_gradient_norms(const std::map<std::string, torch::Tensor>& terms,
-                                             const std::vector<torch::Tensor>& parameters) const;
+  /// Each term's probe gradient over `parameters`, flattened into one float64 vector (zeros for
+  /// a term absent from `probes` or without a graph), in term_names order.
+  std::vector<torch::Tensor> term_gradients(const std::map<std::string, torch::Tensor>& probes,
+                                            const std::vector<torch::Tensor>& parameters) const;
 
-  /// Moves `weights` toward the balancing weights of the global squared norms; a term with no
-  /// gradient keeps its weight.
+  /// Moves `weights` toward the balancing weights of the terms' global q (the squared probe
+  /// gradient norms summed over every network), in term_names order; a term with q = 0 keeps its
+  /// weight.
   void update(const std::vector<double>& squared_norms,
               std::map<std::string, double>& weights) const;
 

@@ -17,15 +17,18 @@ struct StagePlan {
   double lr = 1e-3;
   std::optional<double> decay_rate;  ///< adam: lr * rate^(floor(k / decay_every))
   int64_t decay_every = 1000;
-  std::optional<double> clip;     ///< adam: max global gradient norm
-  int64_t history = 50;           ///< lbfgs
-  double tolerance = 1e-9;        ///< lbfgs: stop when the largest gradient entry is below
+  int64_t warmup = 0;          ///< adam: the rate rises linearly over the first `warmup` iterations
+  std::optional<double> clip;  ///< adam: max global gradient norm
+  int64_t history = 50;        ///< lbfgs
+  double tolerance = 1e-9;     ///< lbfgs: stop when the largest gradient entry is below
   std::optional<int64_t> points;  ///< collocation points from this stage on
 };
 
-/// Gradient-norm balancing (Wang et al. 2023): every `every` Adam iterations each term i gets
-/// lambda_hat_i = sum_j |grad L_j| / |grad L_i| (L2 norms over all networks' parameters) and
-/// lambda_i <- alpha lambda_i + (1 - alpha) lambda_hat_i.
+/// Gradient-norm balancing (after Wang et al. 2023): every `every` Adam iterations each term i
+/// gets lambda_hat_i = sum_j s_j / s_i and lambda_i <- alpha lambda_i + (1 - alpha)
+/// lambda_hat_i, where s_i = |grad L_i| / sqrt(L_i) (L2 norm over all networks' parameters) is
+/// the sensitivity of the term's RMS residual: it measures how stiff a term is, not how well it
+/// is already satisfied (see LossBalancer).
 struct AdaptiveWeighting {
   bool enabled = false;
   int64_t every = 100;

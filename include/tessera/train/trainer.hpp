@@ -114,6 +114,8 @@ class Trainer {
   void apply_stage_points(const StagePlan& stage);
   /// Gradient-norm balancing: the terms' gradient norms summed over ranks, then new weights.
   void update_adaptive_weights(const LocalLoss& loss);
+  /// Causal weights on (Adam) or off (quasi-Newton) in every owned equation group.
+  void set_causal(bool active);
   /// Reduces the local figures and reports. Collective over comm.
   LogRecord log(const LocalLoss& loss, const std::string& stage, double lr, bool final);
 
