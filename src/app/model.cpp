@@ -41,6 +41,7 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
     o.fourier_count = spec.fourier_features->first;
     o.fourier_scale = spec.fourier_features->second;
   }
+  o.weight_factorization = spec.weight_factorization;
   o.xavier_uniform = spec.init == io::InitChoice::xavier_uniform;
   o.lower = box.lo;
   o.upper = box.hi;

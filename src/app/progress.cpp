@@ -94,7 +94,8 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   out << "  network: " << io::name(c.network.activation) << " [" << p.domain->dims();
   for (auto h : c.network.hidden) out << ", " << h;
   out << ", " << p.symbols.fields.size() << "], " << model.parameters
-      << " trainable parameters per subdomain, " << io::name(c.dtype) << " on " << p.device << "\n";
+      << " trainable parameters per subdomain, " << io::name(c.dtype) << " on " << p.device
+      << (c.network.weight_factorization ? ", weight factorisation" : "") << "\n";
   int64_t iterations = 0;
   for (const auto& s : c.training.stages) iterations += s.iterations;
   out << "  training: " << c.training.stages.size() << " stage(s), " << iterations

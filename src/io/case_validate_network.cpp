@@ -22,6 +22,18 @@ NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base) {
     const double scale = fourier.required("scale", "\"scale\": 2").number(Range::positive);
     net.fourier_features = std::make_pair(count, scale);
   }
+  if (const JsonNode factorization = node["weight_factorization"]; factorization.present()) {
+    if (factorization.value().is_boolean()) {
+      // true: the published defaults; false: a subdomain's way to turn off the case's choice.
+      net.weight_factorization.reset();
+      if (factorization.boolean()) net.weight_factorization = std::make_pair(1.0, 0.1);
+    } else {
+      factorization.check_object(keys_at("network.weight_factorization"));
+      net.weight_factorization =
+          std::make_pair(factorization["mean"].number(Range::any, 1.0),
+                         factorization["std"].number(Range::non_negative, 0.1));
+    }
+  }
   net.init = node["init"].option(net.init);
   return net;
 }

@@ -66,8 +66,9 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
   for (std::size_t layer = 0; layer < widths.size(); ++layer) {
     const int64_t out = widths[layer];
     const double std_dev = std::sqrt(2.0 / static_cast<double>(width + out));
+    const char* name = options_.weight_factorization ? "weight_direction" : "weight";
     weights_.push_back(
-        register_parameter("weight" + std::to_string(layer),
+        register_parameter(name + std::to_string(layer),
                            random_tensor(rng, {out, width}, std_dev, options_.xavier_uniform)));
     biases_.push_back(
         register_parameter("bias" + std::to_string(layer), torch::zeros({out}, torch::kFloat64)));
@@ -78,6 +79,25 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
     }
     width = out;
   }
+  // Drawn after every weight, so that W0 is the plain network's for the same seed.
+  if (const auto& factorization = options_.weight_factorization) {
+    torch::NoGradGuard no_grad;
+    for (std::size_t layer = 0; layer < weights_.size(); ++layer) {
+      auto s = random_tensor(rng, {weights_[layer].size(0)}, factorization->second,
+                             /*uniform=*/false) +
+               factorization->first;
+      weights_[layer].div_(torch::exp(s).unsqueeze(1));
+      log_scales_.push_back(register_parameter("weight_log_scale" + std::to_string(layer), s));
+    }
+  }
+}
+
+std::vector<torch::Tensor> MlpImpl::weights() const {
+  if (log_scales_.empty()) return weights_;
+  std::vector<torch::Tensor> product;
+  for (std::size_t layer = 0; layer < weights_.size(); ++layer)
+    product.push_back(torch::exp(log_scales_[layer]).unsqueeze(1) * weights_[layer]);
+  return product;
 }
 
 torch::Tensor MlpImpl::features(const torch::Tensor& x) const {
@@ -91,9 +111,10 @@ torch::Tensor MlpImpl::features(const torch::Tensor& x) const {
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   auto z = features(x);
-  const std::size_t layers = weights_.size();
+  const auto weight = weights();
+  const std::size_t layers = weight.size();
   for (std::size_t layer = 0; layer < layers; ++layer) {
-    z = torch::addmm(biases_[layer], z, weights_[layer].t());
+    z = torch::addmm(biases_[layer], z, weight[layer].t());
     if (layer + 1 < layers) {
       if (!slopes_.empty()) z = z * (*options_.adaptive_scale * slopes_[layer]);
       z = activate(options_.activation, z);

@@ -34,7 +34,7 @@ void InterfaceCoupling::finish(const std::vector<SubdomainModel*>& owned) {
       auto remote = torch::from_blob(const_cast<double*>(data.data()),
                                      {side->point_count(), side->quantities()}, torch::kFloat64)
                         .clone();
-      const auto& like = model->network->weights().front();
+      const auto like = model->network->weights().front();
       model->remote.push_back(remote.to(like.device(), like.scalar_type()));
     }
   }

@@ -171,6 +171,23 @@ TEST_CASE(
       }
 }
 
+TEST_CASE("forward engine matches the reverse engine with weight factorisation") {
+  torch::manual_seed(9);
+  nn::MlpOptions o;
+  o.inputs = 3;
+  o.outputs = 2;
+  o.hidden = {12, 10};
+  o.lower = {-1.0, 0.0, 0.5};
+  o.upper = {2.0, 1.0, 3.0};
+  o.weight_factorization = std::make_pair(0.5, 0.2);
+  nn::Mlp network(o);
+  for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
+    const auto [values, grads] = compare_engines(network, every_partial_up_to_second(3, 2), path);
+    CHECK(values.rel < 1e-10);
+    CHECK(grads.rel < 1e-10);
+  }
+}
+
 TEST_CASE(
     "forward engine computes exactly a subset of partials (mixed only, pure only, value only)") {
   torch::manual_seed(8);

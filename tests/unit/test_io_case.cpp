@@ -210,7 +210,8 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc["network"] = {{"zzzzzz", 1}};
   CHECK(error_of(doc) ==
         "cases/p.json: network.zzzzzz: unknown key; valid keys here: 'hidden', "
-        "'activation', 'adaptive_activation', 'fourier_features', 'init'");
+        "'activation', 'adaptive_activation', 'fourier_features', 'weight_factorization', "
+        "'init'");
 
   doc = minimal();
   doc["training"]["stages"][0]["history"] = 5;
@@ -534,4 +535,18 @@ TEST_CASE("residual-based redistribution is refused, not ignored") {
   json doc = minimal();
   doc["training"]["collocation"] = {{"adaptive", {{"every", 100}}}};
   CHECK(error_of(doc).rfind("cases/p.json: training.collocation.adaptive: residual-based", 0) == 0);
+}
+
+TEST_CASE("weight factorisation: true takes the defaults, an object sets them") {
+  json doc = minimal();
+  doc["network"] = {{"weight_factorization", true}};
+  auto c = io::case_from_json(doc, "cases/p.json");
+  REQUIRE(c.network.weight_factorization.has_value());
+  CHECK(c.network.weight_factorization->first == 1.0);
+  CHECK(c.network.weight_factorization->second == 0.1);
+  doc["network"] = {{"weight_factorization", {{"mean", 0.5}}}};
+  c = io::case_from_json(doc, "cases/p.json");
+  CHECK(c.network.weight_factorization->first == 0.5);
+  doc["network"] = {{"weight_factorization", {{"std", -1}}}};
+  CHECK(error_of(doc).rfind("cases/p.json: network.weight_factorization.std:", 0) == 0);
 }

@@ -111,7 +111,7 @@ TEST_CASE(
   auto o = small_options();
   o.hidden = {200, 200};
   Mlp net(o);
-  const auto& w = net->weights()[1];
+  const auto w = net->weights()[1];
   REQUIRE(w.sizes() == torch::IntArrayRef({200, 200}));
   const double expected = std::sqrt(2.0 / 400.0);
   CHECK(sample_std(w) == doctest::Approx(expected).epsilon(0.10));
@@ -127,7 +127,7 @@ TEST_CASE("xavier-uniform weights have the same std and are bounded by sqrt(3) s
   o.hidden = {200, 200};
   o.xavier_uniform = true;
   Mlp net(o);
-  const auto& w = net->weights()[1];
+  const auto w = net->weights()[1];
   const double expected = std::sqrt(2.0 / 400.0);
   CHECK(sample_std(w) == doctest::Approx(expected).epsilon(0.10));
   CHECK(w.abs().max().item<double>() <= std::sqrt(3.0) * expected);
@@ -248,4 +248,28 @@ TEST_CASE("to(kFloat32) converts parameters, buffers and the forward pass") {
   CHECK(y.sizes() == torch::IntArrayRef({6, 3}));
   CHECK(torch::allclose(y.to(torch::kFloat64), reference, /*rtol=*/1e-4,
                         /*atol=*/1e-5));
+}
+
+TEST_CASE("weight factorisation starts as the plain network and trains scales and directions") {
+  auto o = small_options();
+  Mlp plain(o);
+  o.weight_factorization = std::make_pair(1.0, 0.1);
+  Mlp factorized(o);
+  // One log scale per output of every layer on top of the plain parameters.
+  int64_t outputs = 0;
+  for (const auto& w : plain->weights()) outputs += w.size(0);
+  int64_t plain_count = 0, factorized_count = 0;
+  for (const auto& p : plain->parameters()) plain_count += p.numel();
+  for (const auto& p : factorized->parameters()) factorized_count += p.numel();
+  CHECK(factorized_count == plain_count + outputs);
+  const auto x = torch::rand({7, o.inputs}, torch::kFloat64);
+  CHECK(torch::allclose(factorized->forward(x), plain->forward(x), 1e-13, 1e-13));
+  // Log scales drawn around the mean, and every parameter gets a gradient.
+  const auto s = factorized->named_parameters()["weight_log_scale0"];
+  CHECK(s.mean().item<double>() == doctest::Approx(1.0).epsilon(0.1));
+  factorized->forward(x).pow(2).sum().backward();
+  for (const auto& p : factorized->parameters()) {
+    REQUIRE(p.grad().defined());
+    CHECK(p.grad().abs().sum().item<double>() > 0);
+  }
 }

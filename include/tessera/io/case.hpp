@@ -98,8 +98,9 @@ struct DecompositionSpec {
 struct NetworkSpec {
   std::vector<int64_t> hidden{50, 50, 50};
   ActivationChoice activation = ActivationChoice::tanh;
-  std::optional<double> adaptive_scale;                        // adaptive_activation.scale
-  std::optional<std::pair<int64_t, double>> fourier_features;  // (count, scale)
+  std::optional<double> adaptive_scale;                           // adaptive_activation.scale
+  std::optional<std::pair<int64_t, double>> fourier_features;     // (count, scale)
+  std::optional<std::pair<double, double>> weight_factorization;  // (mean, std) of log scales
   InitChoice init = InitChoice::xavier_normal;
 };
 

@@ -23,9 +23,13 @@ struct MlpOptions {
   std::vector<int64_t> hidden{50, 50, 50};
   Activation activation = Activation::tanh;
   std::optional<double>
-      adaptive_scale;                ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
-  int64_t fourier_count = 0;         ///< 0: no Fourier features
-  double fourier_scale = 1.0;        ///< std of the fixed Fourier matrix entries
+      adaptive_scale;          ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
+  int64_t fourier_count = 0;   ///< 0: no Fourier features
+  double fourier_scale = 1.0;  ///< std of the fixed Fourier matrix entries
+  /// Random weight factorisation (Wang et al. 2023): every layer's weight is W = diag(exp(s)) V
+  /// with s ~ N(mean, std) per output and V = W0 / exp(s), so the network starts as the plain
+  /// one and trains s and V. (mean, std); nullopt: plain weights.
+  std::optional<std::pair<double, double>> weight_factorization;
   bool xavier_uniform = false;       ///< default: Xavier-normal
   std::vector<double> lower, upper;  ///< input box used for normalisation to [-1, 1]
   uint64_t seed = 1234;              ///< initialisation stream: (seed, subdomain, "init")
@@ -46,8 +50,10 @@ class MlpImpl : public torch::nn::Module {
   torch::Tensor features(const torch::Tensor& x) const;
 
   const MlpOptions& options() const { return options_; }
-  /// Weights [out, in] and biases [out] of every layer, output layer last.
-  const std::vector<torch::Tensor>& weights() const { return weights_; }
+  /// Weights [out, in] of every layer, output layer last: the parameters themselves, or with
+  /// weight factorisation exp(s) * V, differentiable with respect to s and V.
+  std::vector<torch::Tensor> weights() const;
+  /// Biases [out] of every layer, output layer last.
   const std::vector<torch::Tensor>& biases() const { return biases_; }
   /// Jagtap slopes, one 0-d tensor per hidden layer (empty without adaptive activation).
   const std::vector<torch::Tensor>& slopes() const { return slopes_; }
@@ -58,8 +64,9 @@ class MlpImpl : public torch::nn::Module {
  private:
   MlpOptions options_;
   std::vector<torch::Tensor> weights_, biases_, slopes_;
-  torch::Tensor fourier_;        ///< [feature_inputs, count] fixed, or undefined
-  torch::Tensor shift_, scale_;  ///< normalisation: (x - shift) * scale, [inputs]
+  std::vector<torch::Tensor> log_scales_;  ///< s of every layer with weight factorisation
+  torch::Tensor fourier_;                  ///< [feature_inputs, count] fixed, or undefined
+  torch::Tensor shift_, scale_;            ///< normalisation: (x - shift) * scale, [inputs]
 };
 
 TORCH_MODULE(Mlp);
