@@ -1,5 +1,6 @@
 #include "tessera/train/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tessera/core/error.hpp"
@@ -10,6 +11,14 @@
 #include "tessera/train/fused_adam.hpp"
 
 namespace tessera::train {
+
+namespace {
+
+// L-BFGS iterations between two neighbour exchanges of coupled subdomains (docs/benchmarks.md,
+// "L-BFGS across subdomains").
+constexpr int64_t lbfgs_exchange_every = 10;
+
+}  // namespace
 
 Trainer::Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned, int subdomains,
                  std::vector<std::string> term_names, TrainingPlan plan, TrainerCallbacks callbacks,
@@ -191,12 +200,18 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
                                                            .tolerance_change(1e-12)
                                                            .line_search_fn("strong_wolfe")));
   restore_optimizers();
+  bool coupled = false;
+  for (auto* s : owned_) coupled = coupled || !s->interfaces.empty();
   int64_t done = first_step;
   while (done < stage.iterations && !stop_) {
     // L-BFGS runs in chunks that end on log iterations; its history carries over between them.
-    // Neighbour data is exchanged at the start of a chunk and frozen during it.
+    // Neighbour data is exchanged at the start of a chunk and frozen during it, so coupled
+    // subdomains also end a chunk every few iterations: frozen for a whole log interval, each
+    // side converges to the other's stale interface values instead of to a common solution.
     const int64_t to_log = plan_.log_every - iteration_ % plan_.log_every;
-    const int64_t chunk = std::min(stage.iterations - done, to_log);
+    const int64_t to_exchange = lbfgs_exchange_every - iteration_ % lbfgs_exchange_every;
+    const int64_t chunk =
+        std::min({stage.iterations - done, to_log, coupled ? to_exchange : to_log});
     LocalLoss loss;
     {
       core::ScopedTimer timer(compute_s_);
