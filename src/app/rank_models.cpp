@@ -59,9 +59,8 @@ RankLinks link_ranks(const parallel::Communicator& comm, const Setup& setup,
   if (d.replicas > 1) links.replica_sum = std::make_unique<parallel::GradientAllReduce>(group);
   if (rank.parameters && comm.size() > 1)
     links.parameter_sum = std::make_unique<parallel::GradientAllReduce>(comm);
-  links.sync =
-      train::GradientSync{links.replica_sum.get(), rank.parameters.get(), links.parameter_sum.get(),
-                          d.partition.size() == 1 && rank.groups == 1};
+  links.sync = train::GradientSync{links.replica_sum.get(), rank.parameters.get(),
+                                   links.parameter_sum.get(), d.partition.size() == 1};
   return links;
 }
 

@@ -242,6 +242,8 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
         loss.merge(std::move(last));
       }
     }
+    if (sync_.parameters_in_lbfgs && sync_.parameters && !sync_.parameters->empty())
+      share_lbfgs_parameters();
     done += chunk;
     iteration_ += chunk;
     if (iteration_ % plan_.log_every == 0) {
@@ -249,6 +251,21 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
       after_log(done);
     }
   }
+}
+
+void Trainer::share_lbfgs_parameters() {
+  const auto& raw = sync_.parameters->raw();
+  const bool source =
+      !owned_.empty() && (!sync_.replicas || sync_.replicas->communicator().rank() == 0);
+  std::vector<double> values(raw.size(), 0.0);
+  if (source)
+    for (std::size_t i = 0; i < raw.size(); ++i) values[i] = raw[i].item<double>();
+  {
+    core::ScopedTimer timer(sync_s_);
+    comm_.sum_in_place(values);  // one contributor: exact
+  }
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < raw.size(); ++i) raw[i].fill_(values[i]);
 }
 
 void Trainer::update_adaptive_weights(const LocalLoss& loss) {

@@ -45,8 +45,9 @@ struct GradientSync {
   const physics::SharedParameters* parameters = nullptr;
   /// Sums the parameters' gradients over the world each step (null on one rank).
   parallel::GradientAllReduce* parameter_sum = nullptr;
-  /// L-BFGS runs per subdomain, so shared parameters can join it only when every rank trains
-  /// the same single subdomain; otherwise they hold still during L-BFGS stages.
+  /// L-BFGS runs per subdomain, so shared parameters can join it only when the job trains a
+  /// single subdomain (ranks that own nothing then copy the owner's values after every chunk);
+  /// otherwise they hold still during L-BFGS stages.
   bool parameters_in_lbfgs = false;
 };
 
@@ -116,6 +117,9 @@ class Trainer {
   void update_adaptive_weights(const LocalLoss& loss);
   /// Causal weights on (Adam) or off (quasi-Newton) in every owned equation group.
   void set_causal(bool active);
+  /// Every rank takes the shared parameters of the subdomain's first replica (L-BFGS moves them
+  /// only where the subdomain is trained).
+  void share_lbfgs_parameters();
   /// Reduces the local figures and reports. Collective over comm.
   LogRecord log(const LocalLoss& loss, const std::string& stage, double lr, bool final);
 
