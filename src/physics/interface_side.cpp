@@ -78,13 +78,18 @@ std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
   const Layout layout = this->layout();
   const int64_t n = local.size(0);
   std::vector<TermValue> terms;
+  // A cut in time: information flows forward only. The later side takes the earlier side's
+  // values as its initial data (the full jump); the earlier side does not feel the later one,
+  // which would otherwise pull its solution toward a later slab that has not converged.
+  const bool time_cut = axis_ >= spatial_dims_;
+  if (time_cut && side_ == 0) return terms;
   auto add = [&](const char* name, int64_t start, int64_t width, double scale) {
     auto jump = (local.narrow(1, start, width) - remote.narrow(1, start, width)) * scale;
     auto loss = n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
     terms.push_back(replica_.term(name, loss, jump, n, all_points_));
   };
-  // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2.
-  if (weights_.continuity > 0) add(continuity_term, 0, layout.fields, 0.5);
+  // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2; across time u - u_earlier.
+  if (weights_.continuity > 0) add(continuity_term, 0, layout.fields, time_cut ? 1.0 : 0.5);
   if (layout.residuals) add(residual_term, layout.residual_start(), layout.residuals, 1.0);
   if (layout.fluxes) add(flux_term, layout.flux_start(), layout.fluxes, 1.0);
   if (layout.gradients) add(gradient_term, layout.gradient_start(), layout.gradients, 1.0);

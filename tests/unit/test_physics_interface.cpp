@@ -171,7 +171,7 @@ TEST_CASE("local values for training are differentiable with respect to the netw
   CHECK(scale.grad().item<double>() != 0.0);
 }
 
-TEST_CASE("a time-axis interface drops the flux term") {
+TEST_CASE("a time-axis interface drops the flux term and couples one way, forward in time") {
   expr::SymbolTable s;
   s.spatial = {"x"};
   s.time = "t";
@@ -182,8 +182,8 @@ TEST_CASE("a time-axis interface drops the flux term") {
   points.select(1, 0).copy_(torch::linspace(0, 1, kPoints, torch::kFloat64));
   points.select(1, 1).fill_(0.5);
   const InterfaceWeights all{1, 1, 1, 1};
-  // No fluxes given at all: a time cut must not need them.
-  InterfaceSide side(0, 0, /*axis=*/1, points, 1, heat, {}, all, /*spatial_dims=*/1);
+  // No fluxes given at all: a time cut must not need them. The later (upper) side.
+  InterfaceSide side(0, 1, /*axis=*/1, points, 1, heat, {}, all, /*spatial_dims=*/1);
   CHECK(side.quantities() == 1 + 1 + 0 + 1);
   auto heat_network = [](double eps) -> autodiff::NetworkFunction {
     return [eps](const torch::Tensor& p) {
@@ -200,11 +200,17 @@ TEST_CASE("a time-axis interface drops the flux term") {
     CHECK(t.mean_square.item<double>() < kExact);
   }
   CHECK(names == std::vector<std::string>{"continuity", "residual_jump", "gradient"});
-  // eps t: the value jumps by 0.5 eps at t = 0.5; u_t (the normal derivative) by eps.
+  // eps t: the value jumps by 0.5 eps at t = 0.5 (the full jump across time, not half of it);
+  // u_t (the normal derivative) by eps.
   const auto other = side.losses(local, side.local_values(evaluator(heat_network(0.2)), false));
-  CHECK(other[0].mean_square.item<double>() == doctest::Approx(0.0025).epsilon(1e-10));
+  CHECK(other[0].mean_square.item<double>() == doctest::Approx(0.01).epsilon(1e-10));
   CHECK(other[1].mean_square.item<double>() == doctest::Approx(0.04).epsilon(1e-10));
   CHECK(other[2].mean_square.item<double>() == doctest::Approx(0.04).epsilon(1e-10));
+
+  // The earlier (lower) side does not feel the later one.
+  InterfaceSide earlier(0, 0, /*axis=*/1, points, 1, heat, {}, all, /*spatial_dims=*/1);
+  const auto mine = earlier.local_values(evaluator(heat_network(0)), false);
+  CHECK(earlier.losses(mine, local).empty());
 
   // A spatial cut of the same problem keeps flux (and then needs the fluxes).
   CHECK_THROWS_AS(InterfaceSide(0, 0, /*axis=*/0, points, 1, heat, {}, all, 1), Error);
