@@ -20,8 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TESSERA_THREADS="1")
+from one_thread import ENV, ROOT
 
 
 def tessera(binary, ranks, iterations, derivatives, out):

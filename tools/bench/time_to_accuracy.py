@@ -32,14 +32,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENV = dict(
-    os.environ,
-    OMP_NUM_THREADS="1",
-    OPENBLAS_NUM_THREADS="1",
-    MKL_NUM_THREADS="1",
-    TESSERA_THREADS="1",
-)
+from one_thread import ENV, ROOT
+
 TARGETS = ("1e-2", "1e-3")
 
 

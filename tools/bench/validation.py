@@ -17,8 +17,8 @@ iterations (nothing else changes). The figures are read from the run's output
 (docs/output-format.md): run.json's final record (rel_l2 per field, learned parameters) and
 training time wall_s; for problems with several fields, the stacked error
 sqrt(sum_f sum (f - f_ref)^2 / sum_f sum f_ref^2) over the output points inside the domain is
-computed from <name>.h5 (its <field> and <field>_exact datasets). Logs, the table (summary.md)
-and the figures (summary.json) go to --out-dir.
+computed from <name>.h5 (its <field> and <field>_exact datasets). Logs, the table (OUT/summary.md)
+and the figures (OUT/summary.json) go to --out-dir (OUT).
 
 --check BOUNDS takes a JSON file or an inline JSON object mapping a problem (or "*" for every
 problem not named) to a bound: a number bounds the stacked error (the only field's error for
@@ -34,14 +34,8 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENV = dict(
-    os.environ,
-    OMP_NUM_THREADS="1",
-    OPENBLAS_NUM_THREADS="1",
-    MKL_NUM_THREADS="1",
-    TESSERA_THREADS="1",
-)
+from one_thread import ENV, ROOT
+
 QUICK_ITERATIONS = {"adam": 200, "lbfgs": 20}
 NOT_FOUND = "not found"
 
