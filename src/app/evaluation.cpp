@@ -170,12 +170,21 @@ Evaluator::Evaluator(parallel::Communicator comm, const Problem& problem,
   }
 }
 
+namespace {
+
+/// The dtype the network trained last in (a stage may have changed the run's).
+torch::Dtype network_dtype(train::SubdomainModel& model) {
+  return model.network->parameters().front().scalar_type();
+}
+
+}  // namespace
+
 torch::Tensor Evaluator::values(train::SubdomainModel& model, const torch::Tensor& x) const {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> chunks;
   for (int64_t start = 0; start < x.size(0); start += chunk_size) {
     auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)));
-    chunks.push_back(model.network->forward(part.to(problem_.device, problem_.dtype))
+    chunks.push_back(model.network->forward(part.to(problem_.device, network_dtype(model)))
                          .to(torch::kCPU, torch::kFloat64));
   }
   if (chunks.empty())
@@ -246,7 +255,7 @@ io::GridContribution Evaluator::output_contribution() {
       append(out.fields[fields[f]], u.select(1, static_cast<int64_t>(f)));
     for (int64_t start = 0; start < x.size(0); start += chunk_size) {
       auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)))
-                      .to(problem_.device, problem_.dtype);
+                      .to(problem_.device, network_dtype(*model));
       const auto residuals = physics::equation_residuals(problem_.equations, *model->fields, part,
                                                          /*create_graph=*/false);
       for (std::size_t e = 0; e < residuals.size(); ++e)

@@ -5,6 +5,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/data_group.hpp"
+#include "tessera/train/quasi_newton.hpp"
 
 namespace tessera::app {
 
@@ -139,12 +140,62 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   return model;
 }
 
+namespace {
+
+train::OptimizerKind optimizer_kind(io::OptimizerChoice choice) {
+  switch (choice) {
+    case io::OptimizerChoice::adam:
+      return train::OptimizerKind::adam;
+    case io::OptimizerChoice::lbfgs:
+      return train::OptimizerKind::lbfgs;
+    case io::OptimizerChoice::bfgs:
+      return train::OptimizerKind::bfgs;
+    default:
+      return train::OptimizerKind::ssbroyden;
+  }
+}
+
+}  // namespace
+
+torch::Dtype stage_dtype(const io::StageSpec& stage, const Problem& p) {
+  const bool dense = stage.optimizer == io::OptimizerChoice::bfgs ||
+                     stage.optimizer == io::OptimizerChoice::ssbroyden;
+  if (stage.dtype)
+    return *stage.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
+  return dense ? torch::kFloat64 : p.dtype;
+}
+
+void check_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d) {
+  std::vector<int> ids{0};  // every subdomain without its own network has subdomain 0's size
+  for (const auto& [id, override] : c.subdomains)
+    if (override.network && id < d.partition.size()) ids.push_back(id);
+  for (const auto& stage : c.training.stages) {
+    if (stage.optimizer != io::OptimizerChoice::bfgs &&
+        stage.optimizer != io::OptimizerChoice::ssbroyden)
+      continue;
+    for (int id : ids) {
+      const auto region = subdomain_region(p, d.partition.subdomains().at(id));
+      const nn::Mlp network(network_options(c, p, id, region->bounding_box()));
+      int64_t n = 0;
+      for (const auto& t : network->parameters()) n += t.numel();
+      const double bytes = train::QuasiNewton::hessian_bytes(n);
+      TESSERA_CHECK(bytes <= dense_hessian_limit_bytes,
+                    c.file << ": " << stage.key << ".optimizer: \"" << io::name(stage.optimizer)
+                           << "\" keeps a dense inverse Hessian of " << n << "^2 doubles ("
+                           << bytes / (1024.0 * 1024 * 1024) << " GiB) for subdomain " << id
+                           << "'s network, above the limit of "
+                           << dense_hessian_limit_bytes / (1024.0 * 1024 * 1024)
+                           << " GiB; use \"lbfgs\" or a smaller network");
+    }
+  }
+}
+
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   train::TrainingPlan plan;
   for (const auto& s : c.training.stages) {
     train::StagePlan stage;
-    stage.optimizer = s.optimizer == io::OptimizerChoice::lbfgs ? train::OptimizerKind::lbfgs
-                                                                : train::OptimizerKind::adam;
+    stage.optimizer = optimizer_kind(s.optimizer);
+    stage.dtype = stage_dtype(s, p);
     stage.iterations = s.iterations;
     stage.lr = s.lr;
     if (stage.optimizer == train::OptimizerKind::adam) {
@@ -160,6 +211,9 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   }
   plan.log_every = c.training.log_every;
   plan.resample_every = c.training.collocation.resample_every;
+  if (const auto& a = c.training.collocation.adaptive)
+    plan.adaptive_points =
+        physics::ResidualSampling{a->every, a->candidates, a->exponent, a->constant};
   plan.weights = p.weights;
   plan.adaptive.enabled = c.training.weights.adaptive == io::WeightBalancing::grad_norm;
   plan.adaptive.every = c.training.weights.adaptive_every;

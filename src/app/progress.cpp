@@ -32,7 +32,8 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
     const auto& s = plan.stages[i];
     const auto& spec = c.training.stages[i];
     out << "    stage " << i << ": " << train::optimizer_name(s.optimizer) << ", " << s.iterations
-        << " iterations, lr " << s.lr;
+        << " iterations, lr " << s.lr << ", "
+        << (s.dtype == torch::kFloat64 ? "float64" : "float32") << (spec.dtype ? "" : " (default)");
     if (s.optimizer == train::OptimizerKind::adam) {
       out << ", warm-up " << s.warmup << (spec.warmup ? "" : " (default)") << ", decay x"
           << s.decay_rate.value_or(1.0) << " every " << s.decay_every

@@ -14,6 +14,7 @@ Setup prepare(io::Case input, int ranks) {
   Decomposition decomposition = build_decomposition(input, problem, ranks);
   add_interface_terms(problem, input, decomposition);
   train::TrainingPlan plan = training_plan(input, problem);
+  check_dense_hessians(input, problem, decomposition);
   return Setup{std::move(input), std::move(problem), std::move(decomposition), std::move(plan)};
 }
 

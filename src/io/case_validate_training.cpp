@@ -8,10 +8,23 @@ namespace tessera::io::detail {
 
 namespace {
 
-const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr",    "decay",
-                                            "warmup",    "clip",       "points"};
-const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",
-                                             "history",   "tolerance",  "points"};
+const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr",     "decay",
+                                            "warmup",    "clip",       "points", "dtype"};
+const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",   "history",
+                                             "tolerance", "points",     "dtype"};
+const std::vector<std::string> dense_keys = {"optimizer", "iterations", "lr",
+                                             "tolerance", "points",     "dtype"};
+
+const std::vector<std::string>& stage_keys(OptimizerChoice optimizer) {
+  switch (optimizer) {
+    case OptimizerChoice::adam:
+      return adam_keys;
+    case OptimizerChoice::lbfgs:
+      return lbfgs_keys;
+    default:
+      return dense_keys;
+  }
+}
 
 StageSpec read_stage(const JsonNode& node) {
   if (!node.present() || !node.value().is_object())
@@ -23,21 +36,35 @@ StageSpec read_stage(const JsonNode& node) {
   StageSpec stage;
   stage.key = node.key();
   stage.optimizer =
-      node.required("optimizer", "\"optimizer\": \"adam\" or \"lbfgs\"").option<OptimizerChoice>();
+      node.required("optimizer", "\"optimizer\": \"adam\", \"lbfgs\", \"bfgs\" or \"ssbroyden\"")
+          .option<OptimizerChoice>();
   const bool adam = stage.optimizer == OptimizerChoice::adam;
+  const bool dense =
+      stage.optimizer == OptimizerChoice::bfgs || stage.optimizer == OptimizerChoice::ssbroyden;
   const std::string optimizer = name(stage.optimizer);
-  const auto& own = adam ? adam_keys : lbfgs_keys;
-  const auto& other = adam ? lbfgs_keys : adam_keys;
+  const auto& own = stage_keys(stage.optimizer);
   for (const auto& [key, child] : node.members()) {
     if (std::find(own.begin(), own.end(), key) != own.end()) continue;
-    if (std::find(other.begin(), other.end(), key) != other.end())
-      child.fail("not a key of an " + optimizer + " stage (only " + (adam ? "lbfgs" : "adam") +
-                 " takes it); " + optimizer + " takes " + quoted_list(own));
+    std::vector<std::string> takers;
+    for (auto other : {OptimizerChoice::adam, OptimizerChoice::lbfgs, OptimizerChoice::bfgs,
+                       OptimizerChoice::ssbroyden}) {
+      const auto& keys = stage_keys(other);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) takers.push_back(name(other));
+    }
+    std::string who;
+    for (std::size_t i = 0; i < takers.size(); ++i)
+      who += (i == 0 ? "" : i + 1 == takers.size() ? " and " : ", ") + takers[i];
+    const char* article = stage.optimizer == OptimizerChoice::bfgs ? "a " : "an ";
+    child.fail(std::string("not a key of ") + article + optimizer + " stage (only " + who +
+               (takers.size() == 1 ? " takes" : " take") + " it); " + optimizer + " takes " +
+               quoted_list(own));
   }
   stage.iterations = node["iterations"].integer(1, stage.iterations);
   stage.lr = node["lr"].number(Range::positive, adam ? 1e-3 : 1.0);
   if (const JsonNode points = node["points"]; points.present())
     stage.collocation_points = points.integer(1);
+  if (const JsonNode dtype = node["dtype"]; dtype.present())
+    stage.dtype = dtype.option<FloatType>();
   if (adam) {
     if (const JsonNode decay = node["decay"]; decay.present()) {
       decay.check_object(keys_at("training.stages[].decay"));
@@ -52,7 +79,8 @@ StageSpec read_stage(const JsonNode& node) {
       stage.clip = clip.number(Range::positive);
   } else {
     stage.history = node["history"].integer(1, stage.history);
-    stage.tolerance = node["tolerance"].number(Range::non_negative, stage.tolerance);
+    stage.tolerance =
+        node["tolerance"].number(Range::non_negative, dense ? 1e-12 : stage.tolerance);
   }
   return stage;
 }
@@ -96,6 +124,24 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
       node[k].fail("not used with \"adaptive\": \"none\" (fixed weights); remove one of them");
 }
 
+std::optional<AdaptiveSamplingSpec> read_adaptive_sampling(const JsonNode& node) {
+  AdaptiveSamplingSpec spec;
+  if (node.value().is_boolean()) {
+    if (!node.boolean()) return std::nullopt;
+    return spec;
+  }
+  if (!node.value().is_object())
+    node.fail(
+        "expected true, false or an object such as {\"every\": 1000, \"candidates\": 8}, got " +
+        node.describe());
+  node.check_object(keys_at("training.collocation.adaptive"));
+  spec.every = node["every"].integer(1, spec.every);
+  spec.candidates = node["candidates"].integer(1, spec.candidates);
+  spec.exponent = node["exponent"].number(Range::non_negative, spec.exponent);
+  spec.constant = node["constant"].number(Range::non_negative, spec.constant);
+  return spec;
+}
+
 void read_causal(const JsonNode& node, const Case& c, CausalSpec& causal) {
   if (!node.value().is_object())
     node.fail("expected an object such as {\"chunks\": 32, \"tolerance\": 1}, got " +
@@ -123,11 +169,8 @@ void read_training(const JsonNode& root, Case& c) {
     col.points = collocation["points"].integer(1, col.points);
     col.sampler = collocation["sampler"].option(col.sampler);
     col.resample_every = collocation["resample_every"].integer(0, col.resample_every);
-    if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present()) {
-      adaptive.fail(
-          "residual-based redistribution of the collocation points is not available in this "
-          "version; remove the key (\"resample_every\" redraws points uniformly)");
-    }
+    if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present())
+      col.adaptive = read_adaptive_sampling(adaptive);
   }
   if (const JsonNode causal = node["causal"]; causal.present()) read_causal(causal, c, t.causal);
   t.derivatives = node["derivatives"].option(t.derivatives);

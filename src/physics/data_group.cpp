@@ -14,8 +14,19 @@ DataGroup::DataGroup(std::string name, std::vector<int> fields, const torch::Ten
   TESSERA_ASSERT(values.dim() == 2 && values.size(0) == points.size(0) &&
                      values.size(1) == static_cast<int64_t>(fields_.size()),
                  "data condition '" << name_ << "' has mismatched points and values");
-  x_ = options.replica.rows(points).to(options.device, options.dtype);
-  values_ = options.replica.rows(values).to(options.device, options.dtype);
+  source_points_ = options.replica.rows(points);
+  source_values_ = options.replica.rows(values);
+  place();
+}
+
+void DataGroup::place() {
+  x_ = source_points_.to(options_.device, options_.dtype);
+  values_ = source_values_.to(options_.device, options_.dtype);
+}
+
+void DataGroup::set_dtype(torch::Dtype dtype) {
+  options_.dtype = dtype;
+  place();
 }
 
 std::set<expr::DerivativeKey> DataGroup::derivatives() const {

@@ -55,8 +55,44 @@ EquationGroup::EquationGroup(std::vector<Equation> equations,
 void EquationGroup::resample() {
   auto& s = sampling_;
   s.begin_sample();
+  adapted_ = torch::Tensor();
   x_ = s.place(s.region->sample_interior(s.points, s.sampler, s.rng));
   if (causal_) chunk_ = time_chunks(x_, *causal_).to(x_.device());
+}
+
+void EquationGroup::set_adapted_points(const torch::Tensor& all) {
+  adapted_ = all.to(torch::kCPU, torch::kFloat64);
+  x_ = sampling_.place(adapted_);
+  if (causal_) chunk_ = time_chunks(x_, *causal_).to(x_.device());
+}
+
+void EquationGroup::set_dtype(torch::Dtype dtype) {
+  if (!sampling_.set_dtype(dtype)) return;
+  if (adapted_.defined())
+    set_adapted_points(adapted_);
+  else
+    resample_from(sampling_.origin);
+}
+
+void EquationGroup::adapt(const FieldEvaluator& fields, const ResidualSampling& rule) {
+  auto& s = sampling_;
+  s.begin_sample();
+  const auto candidates = s.region->sample_interior(s.points * rule.candidates, s.sampler, s.rng);
+  // Every candidate's summed residual magnitude over the equations, in the network's dtype.
+  // In slices of the training sample's size, so the memory peak is that of a training pass.
+  std::vector<torch::Tensor> magnitudes;
+  torch::AutoGradMode grad_mode(true);  // the reverse engine needs it even without a graph
+  for (int64_t start = 0; start < candidates.size(0); start += s.points) {
+    const auto x =
+        candidates.slice(0, start, start + s.points).to(s.options.device, s.options.dtype);
+    auto sum = torch::zeros({x.size(0)}, torch::kFloat64);
+    for (const auto& r : equation_residuals(equations_, fields, x, /*create_graph=*/false))
+      sum += r.detach().reshape({r.size(0), -1}).abs().sum(1).to(torch::kCPU, torch::kFloat64);
+    magnitudes.push_back(sum);
+  }
+  const auto magnitude = torch::cat(magnitudes);
+  const auto kept = weighted_draw(residual_density(magnitude, rule), s.points, s.rng);
+  set_adapted_points(candidates.index_select(0, kept));
 }
 
 std::set<expr::DerivativeKey> EquationGroup::derivatives() const {

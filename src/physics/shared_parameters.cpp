@@ -34,4 +34,10 @@ std::map<std::string, double> SharedParameters::current() const {
   return out;
 }
 
+void SharedParameters::set_dtype(torch::Dtype dtype) const {
+  torch::NoGradGuard no_grad;
+  for (const auto& raw : raw_)
+    if (raw.scalar_type() != dtype) raw.set_data(raw.to(dtype));
+}
+
 }  // namespace tessera::physics

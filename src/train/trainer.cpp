@@ -9,6 +9,7 @@
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/train/fused_adam.hpp"
+#include "tessera/train/quasi_newton.hpp"
 
 namespace tessera::train {
 
@@ -53,6 +54,31 @@ void Trainer::apply_stage_points(const StagePlan& stage) {
       }
 }
 
+namespace {
+
+/// Drops gradients of another dtype: backward would accumulate into them, rounding every
+/// gradient of the new dtype to the old one.
+void drop_stale_gradients(const std::vector<torch::Tensor>& parameters, torch::Dtype dtype) {
+  for (auto p : parameters)
+    if (p.grad().defined() && p.grad().scalar_type() != dtype) p.mutable_grad() = torch::Tensor();
+}
+
+}  // namespace
+
+void Trainer::set_dtype(torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  for (auto* s : owned_) {
+    s->network->to(dtype);
+    drop_stale_gradients(s->network->parameters(), dtype);
+    for (auto& group : s->groups) group->set_dtype(dtype);
+    for (auto& side : s->interfaces) side->set_dtype(dtype);
+  }
+  if (sync_.parameters) {
+    sync_.parameters->set_dtype(dtype);
+    drop_stale_gradients(sync_.parameters->raw(), dtype);
+  }
+}
+
 void Trainer::set_causal(bool active) {
   for (auto* s : owned_)
     for (auto& group : s->groups)
@@ -73,11 +99,12 @@ void Trainer::run() {
     const int64_t first_step = resuming ? resume_->position.stage_step : 0;
     // A resumed stage already has its points (redrawn from the checkpoint).
     if (!resuming) apply_stage_points(stage);
+    set_dtype(stage.dtype);
     set_causal(stage.optimizer == OptimizerKind::adam);
     if (stage.optimizer == OptimizerKind::adam)
       run_adam(stage, first_step);
     else
-      run_lbfgs(stage, first_step);
+      run_quasi_newton(stage, first_step);
   }
   resume_.reset();
   if (!stop_ && callbacks_.on_checkpoint && last_checkpoint_ != iteration_) {
@@ -109,9 +136,20 @@ void Trainer::after_log(int64_t stage_step) {
 
 namespace {
 
-void resample_all(const std::vector<SubdomainModel*>& owned) {
+/// Uniform redraws of every group (`equations` false: but the equation groups, whose points
+/// are redistributed by their residual instead).
+void resample_all(const std::vector<SubdomainModel*>& owned, bool equations) {
   for (auto* s : owned)
-    for (auto& group : s->groups) group->resample();
+    for (auto& group : s->groups)
+      if (equations || !dynamic_cast<physics::EquationGroup*>(group.get())) group->resample();
+}
+
+void adapt_points(const std::vector<SubdomainModel*>& owned,
+                  const physics::ResidualSampling& rule) {
+  for (auto* s : owned)
+    for (auto& group : s->groups)
+      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
+        equations->adapt(*s->fields, rule);
 }
 
 }  // namespace
@@ -149,7 +187,10 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
     LocalLoss loss;
     {
       core::ScopedTimer timer(compute_s_);
-      if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0) resample_all(owned_);
+      const auto& adaptive = plan_.adaptive_points;
+      if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
+        resample_all(owned_, /*equations=*/!adaptive);
+      if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points(owned_, *adaptive);
       for (auto& optimizer : optimizers) optimizer->zero_grad();
       const bool adapt = balancer_.due(k);
       // Adaptive weighting needs every term's graph; otherwise the interior terms are
@@ -182,7 +223,23 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
   }
 }
 
-void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
+std::unique_ptr<torch::optim::Optimizer> Trainer::quasi_newton(
+    const StagePlan& stage, std::vector<torch::Tensor> parameters) const {
+  if (stage.optimizer == OptimizerKind::lbfgs)
+    return std::make_unique<torch::optim::LBFGS>(std::move(parameters),
+                                                 torch::optim::LBFGSOptions(stage.lr)
+                                                     .history_size(stage.history)
+                                                     .tolerance_grad(stage.tolerance)
+                                                     .tolerance_change(1e-12)
+                                                     .line_search_fn("strong_wolfe"));
+  const auto update = stage.optimizer == OptimizerKind::bfgs ? QuasiNewtonUpdate::bfgs
+                                                             : QuasiNewtonUpdate::ssbroyden;
+  return std::make_unique<QuasiNewton>(
+      std::move(parameters),
+      QuasiNewtonOptions(update).lr(stage.lr).tolerance_grad(stage.tolerance));
+}
+
+void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
   auto& optimizers = optimizers_;
   optimizers.clear();
   parameter_optimizer_ = false;  // shared parameters, if any, ride in the subdomain's L-BFGS
@@ -192,19 +249,14 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
     if (sync_.parameters_in_lbfgs && sync_.parameters)
       for (const auto& p : sync_.parameters->raw()) trained.back().push_back(p);
   }
-  for (const auto& tensors : trained)
-    optimizers.push_back(
-        std::make_unique<torch::optim::LBFGS>(tensors, torch::optim::LBFGSOptions(stage.lr)
-                                                           .history_size(stage.history)
-                                                           .tolerance_grad(stage.tolerance)
-                                                           .tolerance_change(1e-12)
-                                                           .line_search_fn("strong_wolfe")));
+  for (const auto& tensors : trained) optimizers.push_back(quasi_newton(stage, tensors));
   restore_optimizers();
   bool coupled = false;
   for (auto* s : owned_) coupled = coupled || !s->interfaces.empty();
   int64_t done = first_step;
   while (done < stage.iterations && !stop_) {
-    // L-BFGS runs in chunks that end on log iterations; its history carries over between them.
+    // The optimizer runs in chunks that end on log iterations; its history (or inverse Hessian)
+    // carries over between them.
     // Neighbour data is exchanged at the start of a chunk and frozen during it, so coupled
     // subdomains also end a chunk every few iterations: frozen for a whole log interval, each
     // side converges to the other's stale interface values instead of to a common solution.
@@ -219,9 +271,11 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
       coupling_.finish(owned_);
       for (std::size_t i = 0; i < owned_.size(); ++i) {
         auto& optimizer = *optimizers[i];
-        static_cast<torch::optim::LBFGSOptions&>(optimizer.param_groups()[0].options())
-            .max_iter(chunk)
-            .max_eval(chunk * 5 / 4 + 1);
+        auto& options = optimizer.param_groups()[0].options();
+        if (auto* lbfgs = dynamic_cast<torch::optim::LBFGSOptions*>(&options))
+          lbfgs->max_iter(chunk).max_eval(chunk * 5 / 4 + 1);
+        else
+          static_cast<QuasiNewtonOptions&>(options).max_iter(chunk);
         LocalLoss last;
         auto closure = [&] {
           optimizer.zero_grad();
@@ -247,7 +301,7 @@ void Trainer::run_lbfgs(const StagePlan& stage, int64_t first_step) {
     done += chunk;
     iteration_ += chunk;
     if (iteration_ % plan_.log_every == 0) {
-      log(loss, "lbfgs", stage.lr, false);
+      log(loss, optimizer_name(stage.optimizer), stage.lr, false);
       after_log(done);
     }
   }

@@ -2,6 +2,7 @@
 // is bit-identical to one that was never stopped: the networks, the optimizers' moments, the
 // random streams (points are redrawn from the state they were drawn from) and the position in
 // the stage schedule all come back.
+#include <algorithm>
 #include <cstring>
 
 #include "tessera/core/error.hpp"
@@ -71,6 +72,13 @@ CheckpointState Trainer::capture(int64_t stage_step) const {
         archive->write("group" + std::to_string(g) + ".points",
                        scalar(static_cast<double>(group.point_count())));
       }
+      // Points redistributed by their residual: the stream state alone cannot redraw them.
+      // Nor can it say where the stream stands after the draw: that is kept too.
+      if (auto* equations = dynamic_cast<physics::EquationGroup*>(model.groups[g].get()))
+        if (equations->adapted_points().defined()) {
+          archive->write("group" + std::to_string(g) + ".adapted", equations->adapted_points());
+          archive->write("group" + std::to_string(g) + ".stream", encode(equations->rng().state()));
+        }
     }
     if (i < guard_.size()) {
       archive->write("guard.lr_factor", scalar(guard_.lr_factor(i)));
@@ -102,6 +110,11 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
   for (const auto& [name, w] : position.weights)
     if (weights_.count(name)) weights_[name] = w;
   last_checkpoint_ = iteration_;
+  // The saved tensors are in the dtype of the stage they were saved in.
+  if (!plan_.stages.empty())
+    set_dtype(
+        plan_.stages[std::min(static_cast<std::size_t>(position.stage), plan_.stages.size() - 1)]
+            .dtype);
   torch::NoGradGuard no_grad;
   guard_.resize(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
@@ -126,6 +139,13 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
         equations->set_point_count(
             static_cast<int64_t>(read_scalar(archive, "group" + std::to_string(g) + ".points")));
       group.resample_from(decode(origin));
+      torch::Tensor adapted, stream;
+      if (archive.try_read("group" + std::to_string(g) + ".adapted", adapted))
+        if (auto* equations = dynamic_cast<physics::EquationGroup*>(&group)) {
+          equations->set_adapted_points(adapted);
+          archive.read("group" + std::to_string(g) + ".stream", stream);
+          equations->rng().set_state(decode(stream));
+        }
     }
   }
   if (checkpoint.shared && sync_.parameters) {

@@ -218,7 +218,14 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].history: not a key of an adam stage "
         "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
-        "'decay', 'warmup', 'clip', 'points'");
+        "'decay', 'warmup', 'clip', 'points', 'dtype'");
+
+  doc = minimal();
+  doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"clip", 1}};
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.stages[0].clip: not a key of an ssbroyden stage "
+        "(only adam takes it); ssbroyden takes 'optimizer', 'iterations', 'lr', "
+        "'tolerance', 'points', 'dtype'");
 
   doc = minimal();
   doc["conditions"][0]["axis"] = "x";
@@ -271,7 +278,7 @@ TEST_CASE("an unknown enum value lists the valid ones") {
   doc["training"]["stages"][1]["optimizer"] = "sgd";
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[1].optimizer: expected one of \"adam\", "
-        "\"lbfgs\", got \"sgd\"");
+        "\"lbfgs\", \"bfgs\", \"ssbroyden\", got \"sgd\"");
 }
 
 TEST_CASE("a missing required key says what to add") {
@@ -531,10 +538,41 @@ TEST_CASE("balancing is on unless switched off; causal weights need time") {
   CHECK(c.training.stages[0].warmup == 3);
 }
 
-TEST_CASE("residual-based redistribution is refused, not ignored") {
+TEST_CASE("residual-based redistribution: true takes the defaults, an object sets them") {
   json doc = minimal();
-  doc["training"]["collocation"] = {{"adaptive", {{"every", 100}}}};
-  CHECK(error_of(doc).rfind("cases/p.json: training.collocation.adaptive: residual-based", 0) == 0);
+  doc["training"]["collocation"] = {{"adaptive", true}};
+  auto c = io::case_from_json(doc, "cases/p.json");
+  REQUIRE(c.training.collocation.adaptive);
+  CHECK(c.training.collocation.adaptive->every == 1000);
+  CHECK(c.training.collocation.adaptive->candidates == 8);
+  doc["training"]["collocation"] = {
+      {"adaptive", {{"every", 100}, {"candidates", 4}, {"exponent", 2}, {"constant", 0.5}}}};
+  c = io::case_from_json(doc, "cases/p.json");
+  CHECK(c.training.collocation.adaptive->every == 100);
+  CHECK(c.training.collocation.adaptive->candidates == 4);
+  CHECK(c.training.collocation.adaptive->exponent == 2);
+  CHECK(c.training.collocation.adaptive->constant == 0.5);
+  doc["training"]["collocation"] = {{"adaptive", false}};
+  CHECK_FALSE(io::case_from_json(doc, "cases/p.json").training.collocation.adaptive);
+  doc["training"]["collocation"] = {{"adaptive", {{"every", 0}}}};
+  CHECK(error_of(doc).rfind("cases/p.json: training.collocation.adaptive.every:", 0) == 0);
+  doc["training"]["collocation"] = {{"adaptive", {{"evry", 10}}}};
+  CHECK(error_of(doc).find("did you mean 'every'") != std::string::npos);
+}
+
+TEST_CASE("a stage's dtype is read; bfgs and ssbroyden default to a tighter tolerance") {
+  json doc = minimal();
+  doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"dtype", "float32"}};
+  auto c = io::case_from_json(doc, "cases/p.json");
+  CHECK(c.training.stages[0].optimizer == io::OptimizerChoice::ssbroyden);
+  CHECK(c.training.stages[0].dtype == io::FloatType::float32);
+  CHECK(c.training.stages[0].tolerance == 1e-12);
+  doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}};
+  c = io::case_from_json(doc, "cases/p.json");
+  CHECK_FALSE(c.training.stages[0].dtype);
+  CHECK(c.training.stages[0].tolerance == 1e-9);
+  doc["training"]["stages"][0] = {{"optimizer", "bfgs"}, {"dtype", "float16"}};
+  CHECK(error_of(doc).rfind("cases/p.json: training.stages[0].dtype:", 0) == 0);
 }
 
 TEST_CASE("weight factorisation: true takes the defaults, an object sets them") {

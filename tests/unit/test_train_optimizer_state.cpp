@@ -8,6 +8,7 @@
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/fused_adam.hpp"
 #include "tessera/train/optimizer_state.hpp"
+#include "tessera/train/quasi_newton.hpp"
 #include "tessera/train/trainer.hpp"
 
 namespace {
@@ -65,6 +66,17 @@ TEST_CASE("L-BFGS continues identically from its saved history") {
       torch::optim::LBFGSOptions(1).max_iter(5).history_size(4).line_search_fn("strong_wolfe");
   check_continues_identically<torch::optim::LBFGS>(options, 2);
   check_continues_identically<torch::optim::LBFGS>(options, 0);  // saved before any step
+}
+
+TEST_CASE("BFGS and SSBroyden continue identically from their saved inverse Hessian") {
+  using tessera::train::QuasiNewton;
+  using tessera::train::QuasiNewtonOptions;
+  using tessera::train::QuasiNewtonUpdate;
+  for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
+    const auto options = QuasiNewtonOptions(update).max_iter(2);
+    check_continues_identically<QuasiNewton>(options, 2);
+    check_continues_identically<QuasiNewton>(options, 0);
+  }
 }
 
 TEST_CASE("Adam continues identically from its saved moments") {

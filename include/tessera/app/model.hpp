@@ -36,6 +36,17 @@ bool causal_enabled(const io::Case& c);
 std::optional<physics::CausalWindow> causal_window(const io::Case& c,
                                                    const geometry::Domain& region);
 
+/// The dtype a stage trains in: its `dtype`, else float64 for the dense quasi-Newton
+/// optimizers (their finish needs losses resolved below float32's rounding) and the run's
+/// dtype for the others.
+torch::Dtype stage_dtype(const io::StageSpec& stage, const Problem& p);
+
+/// Refuses a bfgs/ssbroyden stage whose dense inverse Hessian (n^2 doubles for a network of n
+/// trainable values) would exceed `dense_hessian_limit_bytes` for some subdomain's network,
+/// naming the stage, the estimate and the limit, before any work starts.
+constexpr double dense_hessian_limit_bytes = 4.0 * 1024 * 1024 * 1024;
+void check_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d);
+
 /// The trainer's plan from the case's training section.
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p);
 

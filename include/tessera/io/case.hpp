@@ -109,10 +109,19 @@ struct SubdomainOverride {
   std::optional<int64_t> collocation_points;
 };
 
+/// training.collocation.adaptive: RAD (Wu et al. 2023).
+struct AdaptiveSamplingSpec {
+  int64_t every = 1000;
+  int64_t candidates = 8;
+  double exponent = 1.0;
+  double constant = 1.0;
+};
+
 struct CollocationSpec {
   int64_t points = 2048;
   SamplerChoice sampler = SamplerChoice::sobol;
-  int64_t resample_every = 0;  // 0: never
+  int64_t resample_every = 0;                    // 0: never
+  std::optional<AdaptiveSamplingSpec> adaptive;  // residual-based redistribution (RAD)
 };
 
 struct DecaySpec {
@@ -128,7 +137,8 @@ struct StageSpec {
   std::optional<int64_t> warmup;              // adam; absent: the default warm-up
   std::optional<double> clip;                 // adam: max global gradient norm
   int64_t history = 50;                       // lbfgs
-  double tolerance = 1e-9;                    // lbfgs: gradient tolerance
+  double tolerance = 1e-9;                    // quasi-Newton: gradient tolerance
+  std::optional<FloatType> dtype;             // absent: float64 for bfgs/ssbroyden, else the run's
   std::optional<int64_t> collocation_points;  // optional per-stage point count
   std::string key;                            // "training.stages[1]"
 };

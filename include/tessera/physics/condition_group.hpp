@@ -52,6 +52,9 @@ class ConditionGroup : public LossGroup {
     sampling_.rewind(origin);
     resample();
   }
+  void set_dtype(torch::Dtype dtype) override {
+    if (sampling_.set_dtype(dtype)) resample_from(sampling_.origin);
+  }
   core::Rng& rng() { return sampling_.rng; }
   const torch::Tensor& points() const { return x_; }
 
@@ -79,6 +82,9 @@ class PeriodicGroup : public LossGroup {
   void resample_from(const core::Rng::State& origin) override {
     sampling_.rewind(origin);
     resample();
+  }
+  void set_dtype(torch::Dtype dtype) override {
+    if (sampling_.set_dtype(dtype)) resample_from(sampling_.origin);
   }
   core::Rng& rng() { return sampling_.rng; }
 

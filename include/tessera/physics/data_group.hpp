@@ -19,13 +19,17 @@ class DataGroup : public LossGroup {
   std::vector<std::string> term_names() const override { return {name_}; }
   int64_t point_count() const override { return all_points_; }
   std::set<expr::DerivativeKey> derivatives() const override;
+  void set_dtype(torch::Dtype dtype) override;
 
  private:
+  void place();
+
   std::string name_;
   std::vector<int> fields_;
   PointOptions options_;
   int64_t all_points_;
-  torch::Tensor x_, values_;
+  torch::Tensor source_points_, source_values_;  ///< this replica's rows, float64 on the CPU
+  torch::Tensor x_, values_;                     ///< placed in the network's dtype and device
 };
 
 }  // namespace tessera::physics

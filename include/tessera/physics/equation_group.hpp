@@ -8,6 +8,7 @@
 #include "tessera/physics/causal_weights.hpp"
 #include "tessera/physics/loss_group.hpp"
 #include "tessera/physics/point_sampling.hpp"
+#include "tessera/physics/residual_sampling.hpp"
 
 namespace tessera::physics {
 
@@ -35,6 +36,17 @@ class EquationGroup : public LossGroup {
     sampling_.rewind(origin);
     resample();
   }
+  void set_dtype(torch::Dtype dtype) override;
+
+  /// Redistributes the points by their residual (RAD, see residual_sampling.hpp): candidates
+  /// from the group's stream, their residuals under `fields`, a weighted draw from the same
+  /// stream. Every replica computes the same whole sample and keeps its rows.
+  void adapt(const FieldEvaluator& fields, const ResidualSampling& rule);
+  /// The whole current sample (float64, CPU) when it came from adapt(), which its random-stream
+  /// state alone cannot reproduce (checkpoints keep it); undefined otherwise.
+  const torch::Tensor& adapted_points() const { return adapted_; }
+  /// Takes a whole sample that adapt() produced (from a checkpoint).
+  void set_adapted_points(const torch::Tensor& all);
 
   /// Points [n, inputs] currently in use.
   const torch::Tensor& points() const { return x_; }
@@ -55,6 +67,8 @@ class EquationGroup : public LossGroup {
   std::optional<CausalWindow> causal_;
   bool causal_active_ = true;
   torch::Tensor chunk_;  ///< time chunk of every row of x_ (with a causal window)
+  torch::Tensor
+      adapted_;  ///< the whole sample from adapt(), float64 CPU (undefined: from the stream)
   mutable torch::Tensor last_weights_;
 };
 

@@ -50,6 +50,8 @@ class InterfaceSide {
   /// Sum over points and fields of (u - u_other)^2 (for the interface_jump metric).
   double squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const;
   std::set<expr::DerivativeKey> derivatives() const;
+  /// Holds the interface points in `dtype` from now on (both sides convert alike).
+  void set_dtype(torch::Dtype dtype) { points_ = points_.to(dtype); }
 
  private:
   /// Column blocks of the values: fields | residuals | fluxes | gradients.

@@ -80,6 +80,9 @@ class LossGroup {
   /// replica count of the run that continues.
   virtual std::optional<core::Rng::State> sample_origin() const { return std::nullopt; }
   virtual void resample_from(const core::Rng::State& origin) {}
+
+  /// Holds the current points (the same ones) in `dtype` from now on (a stage's dtype).
+  virtual void set_dtype(torch::Dtype dtype) = 0;
 };
 
 /// mean(r^2) over the rows of r ([n] or [n, k]); 0 for no points.

@@ -22,6 +22,14 @@ struct PointSampling {
   /// Rewinds the stream to `from` (then resample() redraws that sample).
   void rewind(const core::Rng::State& from) { rng.set_state(from); }
 
+  /// Places later samples in `dtype`; true when that changed it (then redraw the current sample
+  /// from `origin`, which places the same points in the new dtype).
+  bool set_dtype(torch::Dtype dtype) {
+    if (options.dtype == dtype) return false;
+    options.dtype = dtype;
+    return true;
+  }
+
   /// This replica's rows of float64 CPU samples, moved to the network's dtype and device.
   torch::Tensor place(const torch::Tensor& x) const {
     return options.replica.rows(x).to(options.device, options.dtype);

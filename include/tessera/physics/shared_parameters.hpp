@@ -29,6 +29,8 @@ class SharedParameters {
   /// name -> current value.
   std::map<std::string, double> current() const;
   bool empty() const { return raw_.empty(); }
+  /// Converts the leaves in place (the same tensors, so optimizers keep them).
+  void set_dtype(torch::Dtype dtype) const;
 
  private:
   std::vector<ParameterDefinition> definitions_;

@@ -7,9 +7,14 @@
 #include <string>
 #include <vector>
 
+#include <torch/types.h>
+
+#include "tessera/physics/residual_sampling.hpp"
+
 namespace tessera::train {
 
-enum class OptimizerKind { adam, lbfgs };
+/// bfgs and ssbroyden keep a dense inverse Hessian per subdomain (QuasiNewton).
+enum class OptimizerKind { adam, lbfgs, bfgs, ssbroyden };
 
 struct StagePlan {
   OptimizerKind optimizer = OptimizerKind::adam;
@@ -20,8 +25,10 @@ struct StagePlan {
   int64_t warmup = 0;          ///< adam: the rate rises linearly over the first `warmup` iterations
   std::optional<double> clip;  ///< adam: max global gradient norm
   int64_t history = 50;        ///< lbfgs
-  double tolerance = 1e-9;     ///< lbfgs: stop when the largest gradient entry is below
+  double tolerance = 1e-9;     ///< quasi-Newton: stop when the largest gradient entry is below
   std::optional<int64_t> points;  ///< collocation points from this stage on
+  /// The networks, points and shared parameters are converted to this at the stage's start.
+  torch::Dtype dtype = torch::kFloat32;
 };
 
 /// Gradient-norm balancing (after Wang et al. 2023): every `every` Adam iterations each term i
@@ -38,7 +45,10 @@ struct AdaptiveWeighting {
 struct TrainingPlan {
   std::vector<StagePlan> stages;
   int64_t log_every = 100;
-  int64_t resample_every = 0;             ///< 0: never (Adam stages only)
+  int64_t resample_every = 0;  ///< 0: never (Adam stages only)
+  /// Residual-based redistribution of the collocation points in Adam stages (nullopt: off; the
+  /// equation groups then skip the uniform redraws of resample_every).
+  std::optional<physics::ResidualSampling> adaptive_points;
   std::map<std::string, double> weights;  ///< term name -> weight (missing: 1)
   AdaptiveWeighting adaptive;
   std::optional<double> time_limit;  ///< seconds
@@ -46,7 +56,16 @@ struct TrainingPlan {
 };
 
 static inline const char* optimizer_name(OptimizerKind kind) {
-  return kind == OptimizerKind::adam ? "adam" : "lbfgs";
+  switch (kind) {
+    case OptimizerKind::adam:
+      return "adam";
+    case OptimizerKind::lbfgs:
+      return "lbfgs";
+    case OptimizerKind::bfgs:
+      return "bfgs";
+    default:
+      return "ssbroyden";
+  }
 }
 
 /// Adam's learning rate at iteration k (0-based) of a stage.

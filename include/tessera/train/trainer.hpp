@@ -95,7 +95,13 @@ class Trainer {
   /// Every trainable tensor of the owned networks.
   std::vector<torch::Tensor> owned_parameters() const;
   void run_adam(const StagePlan& stage, int64_t first_step);
-  void run_lbfgs(const StagePlan& stage, int64_t first_step);
+  /// L-BFGS, BFGS or SSBroyden: one optimizer per subdomain, run in chunks between exchanges.
+  void run_quasi_newton(const StagePlan& stage, int64_t first_step);
+  /// The quasi-Newton optimizer of a stage over `parameters`.
+  std::unique_ptr<torch::optim::Optimizer> quasi_newton(
+      const StagePlan& stage, std::vector<torch::Tensor> parameters) const;
+  /// Converts the owned networks, their points and the shared parameters to `dtype` (a stage's).
+  void set_dtype(torch::Dtype dtype);
   /// At a log iteration: agrees with every rank whether to stop (signal, time limit) and
   /// writes a checkpoint when one is due. Collective over comm.
   void after_log(int64_t stage_step);

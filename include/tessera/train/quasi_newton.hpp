@@ -1,0 +1,74 @@
+#pragma once
+/// Quasi-Newton minimisation with a dense inverse Hessian: BFGS, and the self-scaled Broyden
+/// method (SSBroyden; Al-Baali & Khalfan; used for PINNs by Urban, Stefanou & Pons 2024) that
+/// rescales the approximation at every step so that it tracks the loss's curvature as the loss
+/// falls over many orders of magnitude. The search direction, the line search and the update
+/// are in double precision whatever the parameters' dtype; the inverse Hessian holds n^2
+/// doubles for n parameters, which suits networks of a few thousand parameters.
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+
+#include "tessera/train/strong_wolfe.hpp"
+
+namespace tessera::train {
+
+enum class QuasiNewtonUpdate { bfgs, ssbroyden };
+
+struct QuasiNewtonOptions : public torch::optim::OptimizerCloneableOptions<QuasiNewtonOptions> {
+  QuasiNewtonOptions(QuasiNewtonUpdate update = QuasiNewtonUpdate::ssbroyden)  // NOLINT
+      : update_(update) {}
+  TORCH_ARG(QuasiNewtonUpdate, update);
+  /// The first trial step of every line search (the first iteration scales it by 1 / |g|_1).
+  TORCH_ARG(double, lr) = 1.0;
+  /// Iterations per step() call.
+  TORCH_ARG(int64_t, max_iter) = 20;
+  /// Stop when the largest gradient entry is at most this.
+  TORCH_ARG(double, tolerance_grad) = 1e-12;
+  /// Stop when a step changes no parameter by more than this times (1 + the largest one).
+  TORCH_ARG(double, tolerance_change) = 1e-15;
+
+ public:
+  double get_lr() const override { return lr(); }
+  void set_lr(const double lr) override { this->lr(lr); }
+};
+
+class QuasiNewton : public torch::optim::Optimizer {
+ public:
+  QuasiNewton(std::vector<torch::Tensor> parameters, QuasiNewtonOptions options);
+
+  /// Up to max_iter iterations; `closure` zeroes the gradients, computes the loss and
+  /// backpropagates it. Returns the loss at the final parameters.
+  torch::Tensor step(LossClosure closure) override;
+
+  /// The whole state (inverse Hessian, gradient, loss), so a continued run is bit-identical.
+  void save(torch::serialize::OutputArchive& archive) const override;
+  void load(torch::serialize::InputArchive& archive) override;
+
+  int64_t iterations() const { return iterations_; }
+  /// Whether a stopping test held (further steps do nothing).
+  bool converged() const { return converged_; }
+  /// Bytes of the inverse Hessian for `parameters` trainable values.
+  static double hessian_bytes(int64_t parameters) {
+    return 8.0 * static_cast<double>(parameters) * static_cast<double>(parameters);
+  }
+
+ private:
+  const QuasiNewtonOptions& options() const;
+  torch::Tensor flat_parameters() const;
+  torch::Tensor flat_gradient() const;
+  void set_parameters(const torch::Tensor& flat);
+  /// Evaluates the closure: the loss and the flat double-precision gradient.
+  double evaluate(const LossClosure& closure, torch::Tensor& gradient);
+  /// H <- the update for the step s with gradient change y; `slope_step` is s . g_old.
+  void update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double slope_step);
+
+  torch::Tensor hessian_;   ///< inverse Hessian approximation [n, n], float64
+  torch::Tensor gradient_;  ///< at the current parameters, float64
+  double loss_ = 0;
+  int64_t iterations_ = 0;
+  int64_t updates_ = 0;  ///< inverse-Hessian updates so far (the first one also scales H)
+  bool converged_ = false;
+};
+
+}  // namespace tessera::train

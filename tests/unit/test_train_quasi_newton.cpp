@@ -1,0 +1,86 @@
+// The dense quasi-Newton optimizers and their line search on problems with known minimisers:
+// a convex quadratic (the minimiser solves a linear system) and the Rosenbrock function
+// (minimiser at all ones, reached through a curved valley), each to 1e-10 in float64.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/train/quasi_newton.hpp"
+#include "tessera/train/strong_wolfe.hpp"
+
+namespace {
+
+using tessera::train::QuasiNewton;
+using tessera::train::QuasiNewtonOptions;
+using tessera::train::QuasiNewtonUpdate;
+
+/// Minimises `loss(p)` from `start`; returns the final parameters.
+template <typename Loss>
+torch::Tensor minimise(QuasiNewtonUpdate update, const torch::Tensor& start, Loss loss,
+                       int64_t iterations) {
+  auto p = start.clone().set_requires_grad(true);
+  QuasiNewton optimizer({p}, QuasiNewtonOptions(update).max_iter(iterations));
+  optimizer.step([&] {
+    optimizer.zero_grad();
+    auto value = loss(p);
+    value.backward();
+    return value;
+  });
+  return p.detach();
+}
+
+double largest_difference(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("BFGS and SSBroyden minimise a convex quadratic to 1e-10") {
+  // 0.5 |M p - c|^2 with c = M p*: a least-squares problem whose Hessian M^T M has a condition
+  // number of 1e4, and whose loss falls to zero so that line searches can resolve it.
+  torch::manual_seed(3);
+  const int64_t n = 30;
+  const auto [q, r] = at::linalg_qr(torch::randn({n, n}, torch::kFloat64));
+  const auto m = q.matmul(torch::diag(torch::logspace(-1, 1, n, 10, torch::kFloat64)));
+  const auto solution = torch::randn({n}, torch::kFloat64);
+  const auto c = m.mv(solution);
+  const auto quadratic = [&](const torch::Tensor& p) { return 0.5 * (m.mv(p) - c).pow(2).sum(); };
+  for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
+    CAPTURE(static_cast<int>(update));
+    const auto p = minimise(update, torch::zeros({n}, torch::kFloat64), quadratic, 500);
+    CHECK(largest_difference(p, solution) < 1e-10);
+  }
+}
+
+TEST_CASE("BFGS and SSBroyden minimise the Rosenbrock function to 1e-10") {
+  const auto rosenbrock = [](const torch::Tensor& p) {
+    const auto x = p.slice(0, 0, -1), y = p.slice(0, 1);
+    return (100 * (y - x * x).pow(2) + (1 - x).pow(2)).sum();
+  };
+  for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
+    CAPTURE(static_cast<int>(update));
+    const auto two = minimise(update, torch::tensor({-1.2, 1.0}, torch::kFloat64), rosenbrock, 500);
+    CHECK(largest_difference(two, torch::ones({2}, torch::kFloat64)) < 1e-10);
+    auto start = torch::zeros({8}, torch::kFloat64);
+    start.index_put_({torch::indexing::Slice(0, 8, 2)}, -1.2);
+    const auto eight = minimise(update, start, rosenbrock, 2000);
+    CHECK(largest_difference(eight, torch::ones({8}, torch::kFloat64)) < 1e-10);
+  }
+}
+
+TEST_CASE("The strong Wolfe line search returns a step that satisfies both conditions") {
+  // f(t) = (t - 3)^2 from t = 0: the first trial 1 must extrapolate, and the result lie where
+  // |f'(t)| <= 0.9 |f'(0)| with sufficient decrease.
+  const auto f = [](double t) {
+    return tessera::train::LineSample{t, (t - 3) * (t - 3), 2 * (t - 3)};
+  };
+  const auto found = tessera::train::strong_wolfe(f, f(0), 1.0);
+  CHECK(found.wolfe);
+  CHECK(found.accepted.value <= 9 + 1e-4 * found.accepted.t * -6);
+  CHECK(std::abs(found.accepted.slope) <= 0.9 * 6);
+  // A direction that only rises: no step is accepted.
+  const auto rising = [](double t) { return tessera::train::LineSample{t, t, 1.0}; };
+  const auto none = tessera::train::strong_wolfe(rising, {0, 0, -1.0}, 1.0);
+  CHECK(none.accepted.t == 0);
+}
