@@ -184,7 +184,9 @@ torch::Tensor Evaluator::values(train::SubdomainModel& model, const torch::Tenso
   std::vector<torch::Tensor> chunks;
   for (int64_t start = 0; start < x.size(0); start += chunk_size) {
     auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)));
-    chunks.push_back(model.network->forward(part.to(problem_.device, network_dtype(model)))
+    chunks.push_back(model.fields
+                         ->values(part.to(problem_.device, network_dtype(model)),
+                                  static_cast<int>(problem_.symbols.fields.size()))
                          .to(torch::kCPU, torch::kFloat64));
   }
   if (chunks.empty())

@@ -94,6 +94,25 @@ int64_t default_warmup(int64_t iterations) { return std::min<int64_t>(1000, iter
 
 int64_t default_decay_every(int64_t iterations) { return std::max<int64_t>(1, iterations / 20); }
 
+namespace {
+
+/// The exactly enforced conditions grouped by field (null: none).
+std::shared_ptr<const physics::ExactConditions> exact_conditions(const Problem& p) {
+  std::map<int, physics::ExactField> fields;
+  for (const auto& plan : p.conditions)
+    if (plan.exact) {
+      auto& field = fields[plan.pointwise->field];
+      field.field = plan.pointwise->field;
+      field.pieces.push_back(*plan.exact);
+    }
+  if (fields.empty()) return nullptr;
+  std::vector<physics::ExactField> list;
+  for (auto& [index, field] : fields) list.push_back(std::move(field));
+  return std::make_shared<const physics::ExactConditions>(std::move(list));
+}
+
+}  // namespace
+
 std::unique_ptr<train::SubdomainModel> build_subdomain(
     const io::Case& c, const Problem& p, const Decomposition& d, int id, physics::Replica replica,
     std::shared_ptr<const physics::SharedParameters> parameters) {
@@ -106,6 +125,7 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   model->fields = std::make_unique<physics::FieldEvaluator>(
       [network](const torch::Tensor& x) mutable { return network->forward(x); },
       derivative_engine(c, model->network), std::move(parameters));
+  if (auto exact = exact_conditions(p)) model->fields->set_exact(std::move(exact));
 
   const physics::PointOptions points{p.dtype, p.device, replica};
   const auto sampler = p.sampler;

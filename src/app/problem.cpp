@@ -88,6 +88,56 @@ DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec,
   return plan;
 }
 
+/// The distance and value of a condition enforced exactly. Its set must be where a simple
+/// factor vanishes without touching the domain's inside: the start time, or faces of the
+/// domain's bounding box, each a linear factor scaled to 1 across the box.
+physics::ExactPiece exact_piece(const io::Case& c, const io::ConditionSpec& spec,
+                                const physics::Condition& condition,
+                                const geometry::Domain& domain) {
+  const std::string key = c.file + ": " + spec.key + ".enforce";
+  TESSERA_CHECK(condition.value->derivatives().empty(),
+                key << ": \"exact\" needs a value that does not read the fields; use "
+                       "\"penalty\"");
+  physics::ExactPiece piece{nullptr, *condition.value};
+  if (condition.type == physics::ConditionType::initial) {
+    const auto range = domain.time_range();
+    const int column = domain.spatial_dims();
+    piece.distance = [column, range](const torch::Tensor& x) {
+      return (x.select(1, column) - range[0]) / (range[1] - range[0]);
+    };
+    return piece;
+  }
+  TESSERA_CHECK(!condition.on.initial && !condition.on.terminal,
+                key << ": \"exact\" holds on spatial boundary parts only");
+  const auto box = domain.shape().bounding_box();
+  std::vector<std::pair<int, double>> factors;  // (axis, face value) with the inside's sign
+  std::vector<double> signs, lengths;
+  for (int part : condition.on.parts) {
+    const auto& boundary = domain.shape().boundary_parts().at(static_cast<std::size_t>(part));
+    const auto axis = boundary.plane ? boundary.plane->axis : -1;
+    const double length = axis >= 0 ? box.extent(axis) : 0.0;
+    const double value = axis >= 0 ? boundary.plane->value : 0.0;
+    const bool lower = axis >= 0 && std::abs(value - box.lo[axis]) <= 1e-12 * length;
+    const bool upper = axis >= 0 && std::abs(value - box.hi[axis]) <= 1e-12 * length;
+    TESSERA_CHECK(lower || upper,
+                  key << ": \"exact\" needs boundary parts on faces of the domain's bounding "
+                      << "box (such as a box's or an interval's), and " << boundary.label
+                      << " is not; use \"penalty\" for this condition");
+    factors.emplace_back(axis, value);
+    signs.push_back(lower ? 1.0 : -1.0);
+    lengths.push_back(length);
+  }
+  piece.distance = [factors, signs, lengths](const torch::Tensor& x) {
+    torch::Tensor d;
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      const auto f = signs[i] * (x.select(1, factors[i].first) - factors[i].second) / lengths[i];
+      d = d.defined() ? d * f : f;
+    }
+    return d;
+  };
+  return piece;
+}
+
 ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
                               const expr::SymbolTable& symbols, const geometry::Domain& domain) {
   ConditionPlan plan;
@@ -125,6 +175,7 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
   const std::string on =
       spec.on.empty() && condition.type == physics::ConditionType::initial ? "initial" : spec.on;
   condition.on = with_file([&] { return domain.parse_selector(on, spec.key + ".on"); });
+  if (spec.exact) plan.exact = exact_piece(c, spec, condition, domain);
   plan.pointwise = std::move(condition);
   return plan;
 }

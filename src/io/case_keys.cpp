@@ -23,7 +23,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"equations[]", {"name", "residual", "flux", "weight"}},
         {"conditions[]",
          {"name", "type", "on", "field", "value", "a", "b", "derivative", "axis", "file", "fields",
-          "expression", "points", "weight"}},
+          "expression", "points", "weight", "enforce"}},
         {"reference", {"file"}},
         {"decomposition",
          {"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain"}},

@@ -23,10 +23,11 @@ struct TypeKeys {
 };
 
 TypeKeys keys_of(const std::string& type) {
-  if (type == "dirichlet" || type == "neumann")
-    return {{"on", "field", "value"}, {"field", "value"}};
+  if (type == "dirichlet") return {{"on", "field", "value", "enforce"}, {"field", "value"}};
+  if (type == "neumann") return {{"on", "field", "value"}, {"field", "value"}};
   if (type == "robin") return {{"on", "field", "a", "b", "value"}, {"field", "a", "b", "value"}};
-  if (type == "initial") return {{"on", "field", "value", "derivative"}, {"field", "value"}};
+  if (type == "initial")
+    return {{"on", "field", "value", "derivative", "enforce"}, {"field", "value"}};
   if (type == "periodic") return {{"axis"}, {"axis"}};
   if (type == "data") return {{"file", "fields"}, {"file", "fields"}};
   return {{"on", "expression"}, {"on", "expression"}};  // residual
@@ -98,6 +99,13 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
   cond.weight = node["weight"].number(Range::non_negative, cond.weight);
 
   if (node["field"].present()) cond.field = field_of(node["field"], c);
+  if (const JsonNode enforce = node["enforce"]; enforce.present()) {
+    cond.exact = enforce.choice({"penalty", "exact"}) == "exact";
+    if (cond.exact && node["derivative"].present())
+      enforce.fail(
+          "an initial rate of change cannot be enforced exactly (only values can); remove "
+          "\"enforce\" or \"derivative\"");
+  }
   if (node["value"].present()) cond.value = node["value"].expression();
   if (node["a"].present()) cond.a = node["a"].expression();
   if (node["b"].present()) cond.b = node["b"].expression();

@@ -24,7 +24,9 @@ double read_number(torch::serialize::InputArchive& archive, const std::string& k
   return t.item<double>();
 }
 
-double scalar_product(const torch::Tensor& a, const torch::Tensor& b) { return a.dot(b).item<double>(); }
+double scalar_product(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.dot(b).item<double>();
+}
 
 /// One term c u w^T of a low-rank update.
 struct Outer {
@@ -86,8 +88,9 @@ torch::Tensor QuasiNewton::flat_parameters() const {
 torch::Tensor QuasiNewton::flat_gradient() const {
   std::vector<torch::Tensor> pieces;
   for (const auto& p : param_groups_.at(0).params())
-    pieces.push_back(p.grad().defined() ? p.grad().reshape({-1}).to(torch::kFloat64)
-                                        : torch::zeros({p.numel()}, p.options().dtype(torch::kFloat64)));
+    pieces.push_back(p.grad().defined()
+                         ? p.grad().reshape({-1}).to(torch::kFloat64)
+                         : torch::zeros({p.numel()}, p.options().dtype(torch::kFloat64)));
   return torch::cat(pieces);
 }
 
@@ -150,8 +153,7 @@ void QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Te
     if (!(tau > 0) || !std::isfinite(tau)) tau = 1;
     const double phi = (1 - theta) / (1 + a * theta);
     const auto v = s * rho - Hy / yHy;
-    low_rank_update(H, 1 / tau,
-                    {{-1 / (yHy * tau), Hy, Hy}, {phi * yHy / tau, v, v}, {rho, s, s}});
+    low_rank_update(H, 1 / tau, {{-1 / (yHy * tau), Hy, Hy}, {phi * yHy / tau, v, v}, {rho, s, s}});
   }
   ++updates_;
 }
@@ -216,8 +218,7 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
     ++iterations_;
     // Relative to the parameters: a loss that approaches zero keeps improving by ever smaller
     // absolute amounts, so a test on the loss change would stop too early.
-    if (s.abs().max().item<double>() <=
-        o.tolerance_change() * (1 + x.abs().max().item<double>())) {
+    if (s.abs().max().item<double>() <= o.tolerance_change() * (1 + x.abs().max().item<double>())) {
       converged_ = true;
       break;
     }

@@ -97,10 +97,12 @@ def main():
     print("run.json dtype:", run_json.get("case", {}).get("dtype"))
 
     for ranks in (2, 1):
-        continued_from(args, short, 20, 200, ranks, f"restart at the switch on {ranks} ranks",
-                       failures)
-        continued_from(args, reference, 40, 220, ranks, f"restart in float64 on {ranks} ranks",
-                       failures)
+        continued_from(
+            args, short, 20, 200, ranks, f"restart at the switch on {ranks} ranks", failures
+        )
+        continued_from(
+            args, reference, 40, 220, ranks, f"restart in float64 on {ranks} ranks", failures
+        )
 
     for failure in failures:
         print("FAIL:", failure)

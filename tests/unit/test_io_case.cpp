@@ -231,7 +231,11 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc["conditions"][0]["axis"] = "x";
   CHECK(error_of(doc) ==
         "cases/p.json: conditions[0].axis: not a key of a dirichlet condition; "
-        "it takes 'on', 'field', 'value' (and 'name', 'points', 'weight')");
+        "it takes 'on', 'field', 'value', 'enforce' (and 'name', 'points', 'weight')");
+
+  doc = minimal();
+  doc["conditions"][0]["enforce"] = "hard";
+  CHECK(error_of(doc).rfind("cases/p.json: conditions[0].enforce:", 0) == 0);
 }
 
 TEST_CASE("a value of the wrong type or range names the key and what it expects") {

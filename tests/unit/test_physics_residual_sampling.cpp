@@ -39,7 +39,9 @@ EquationGroup bump_group(torch::Dtype dtype = torch::kFloat64) {
 
 FieldEvaluator zero_field() {
   return FieldEvaluator(
-      [](const torch::Tensor& x) { return torch::zeros({x.size(0), 1}, x.options()) * x.sum(); },
+      [](const torch::Tensor& x) {
+        return torch::zeros({x.size(0), 1}, x.options()) * x.sum();
+      },
       autodiff::reverse_partials);
 }
 

@@ -10,6 +10,7 @@
 #include "tessera/io/reference.hpp"
 #include "tessera/physics/condition_group.hpp"
 #include "tessera/physics/equation_group.hpp"
+#include "tessera/physics/exact_conditions.hpp"
 #include "tessera/physics/shared_parameters.hpp"
 
 namespace tessera::app {
@@ -26,6 +27,9 @@ struct ConditionPlan {
   std::optional<physics::Condition> pointwise;  ///< every type but periodic and data
   std::optional<DataPlan> data;
   std::optional<std::pair<geometry::Selector, geometry::Selector>> periodic_faces;
+  /// "enforce": "exact": the condition's distance and value, for the pointwise condition's
+  /// field (its loss term stays, as a check that holds to rounding).
+  std::optional<physics::ExactPiece> exact;
   std::string name;
   int64_t points = 0;
 };

@@ -10,6 +10,7 @@
 
 #include "tessera/autodiff/partial.hpp"
 #include "tessera/expr/environment.hpp"
+#include "tessera/physics/exact_conditions.hpp"
 #include "tessera/physics/shared_parameters.hpp"
 
 namespace tessera::physics {
@@ -36,10 +37,16 @@ class FieldEvaluator {
 
   const autodiff::NetworkFunction& network() const { return network_; }
 
+  /// Fields with exactly enforced conditions: evaluate() returns u = g + phi N for them.
+  void set_exact(std::shared_ptr<const ExactConditions> exact) { exact_ = std::move(exact); }
+  /// The fields' values [n, outputs] at x (exact conditions applied), without a graph.
+  torch::Tensor values(const torch::Tensor& x, int outputs) const;
+
  private:
   autodiff::NetworkFunction network_;
   DerivativeEngine engine_;
   std::shared_ptr<const SharedParameters> parameters_;
+  std::shared_ptr<const ExactConditions> exact_;  ///< null: every field is the network's output
 };
 
 }  // namespace tessera::physics
