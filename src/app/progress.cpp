@@ -46,6 +46,14 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
         << plan.adaptive.alpha << "), starting from the weights above\n";
   else
     out << "  weights: fixed (training.weights.adaptive \"none\")\n";
+  if (const auto& a = plan.adaptive_points)
+    out << "  collocation points: redistributed by their residual every " << a->every
+        << " Adam iterations (" << a->candidates << " candidates per point, exponent "
+        << a->exponent << ", constant " << a->constant << ")\n";
+  for (const auto& condition : c.conditions)
+    if (condition.exact)
+      out << "  condition " << condition.name << ": enforced exactly on " << condition.field
+          << " (u = g + phi N)\n";
   if (causal_enabled(c))
     out << "  causal weights: " << c.training.causal.chunks << " time chunks per subdomain, "
         << "tolerance " << c.training.causal.tolerance << " (Adam stages)\n";
