@@ -148,13 +148,15 @@ autodiff::Partials ExactConditions::apply(const torch::Tensor& x,
     const auto plain = [&](const MultiIndex& alpha) {
       torch::Tensor sum = dg.at(alpha);
       for (const auto& [beta, factor] : sub_indices(alpha))
-        sum = sum + factor * dphi.at(beta) * network.at({field.field, difference(alpha, beta), false});
+        sum = sum +
+              factor * dphi.at(beta) * network.at({field.field, difference(alpha, beta), false});
       return sum;
     };
     for (const auto& p : requested) {
       if (p.output != field.field) continue;
       torch::Tensor value;
-      for (const auto& alpha : expanded(p)) value = value.defined() ? value + plain(alpha) : plain(alpha);
+      for (const auto& alpha : expanded(p))
+        value = value.defined() ? value + plain(alpha) : plain(alpha);
       out[p] = value;
     }
   }

@@ -31,8 +31,7 @@ torch::Tensor network(const torch::Tensor& p) {
 physics::ExactConditions two_conditions() {
   physics::ExactField field;
   field.pieces.push_back({[](const torch::Tensor& x) { return x.select(1, 0); }, parse("1 + y")});
-  field.pieces.push_back(
-      {[](const torch::Tensor& x) { return 1 - x.select(1, 1); }, parse("x^2")});
+  field.pieces.push_back({[](const torch::Tensor& x) { return 1 - x.select(1, 1); }, parse("x^2")});
   return physics::ExactConditions({field});
 }
 
@@ -42,8 +41,8 @@ TEST_CASE("exact conditions: derivatives by Leibniz's rule equal autograd's of u
   const auto exact = two_conditions();
   torch::manual_seed(5);
   const auto x = torch::rand({64, 2}, torch::kFloat64) * 0.8 + 0.1;
-  const std::set<Partial> requested{{0, {}, false},     {0, {0}, false},    {0, {1}, false},
-                                    {0, {0, 0}, false}, {0, {0, 1}, false}, {0, {0, 1}, true},
+  const std::set<Partial> requested{{0, {}, false},       {0, {0}, false},    {0, {1}, false},
+                                    {0, {0, 0}, false},   {0, {0, 1}, false}, {0, {0, 1}, true},
                                     {0, {0, 0, 1}, false}};
   const auto from_network = autodiff::reverse_partials(
       network, x, exact.network_partials(requested), /*create_graph=*/false);
@@ -69,8 +68,8 @@ TEST_CASE("exact conditions hold where their distance vanishes") {
   const auto y = torch::linspace(0, 0.9, 10, torch::kFloat64);
   const auto on_left = torch::stack({torch::zeros_like(y), y}, 1);  // x = 0
   const std::set<Partial> value{{0, {}, false}};
-  const auto u = exact.apply(on_left, value,
-                             autodiff::reverse_partials(network, on_left,
-                                                        exact.network_partials(value), false));
+  const auto u = exact.apply(
+      on_left, value,
+      autodiff::reverse_partials(network, on_left, exact.network_partials(value), false));
   CHECK(torch::allclose(u.at({0, {}, false}), 1 + y, 0, 1e-10));
 }
