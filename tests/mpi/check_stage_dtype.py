@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 
-from check_ranks_identical import fields, history  # same folder: history without timings
+from check_checkpoint import same_as_reference  # same folder: history and /fields bitwise
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
 # Runs keep their last two checkpoints: a finish of 20 iterations keeps the one at the switch
@@ -59,14 +59,7 @@ def continued_from(args, reference, finish, keep_up_to, ranks, label, failures):
         if int(os.path.basename(folder)) > keep_up_to:
             shutil.rmtree(folder)
     run(args, ranks, copy, finish, ["--restart", "latest"])
-    if history(reference) != history(copy):
-        failures.append(f"{label}: history differs from the uninterrupted run")
-    elif {k: v.tobytes() for k, v in fields(reference)[1].items()} != {
-        k: v.tobytes() for k, v in fields(copy)[1].items()
-    }:
-        failures.append(f"{label}: /fields differ from the uninterrupted run")
-    else:
-        print(f"{label}: identical to the uninterrupted run")
+    same_as_reference(label, reference, copy, failures)
 
 
 def main():
