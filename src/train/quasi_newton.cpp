@@ -114,7 +114,7 @@ double QuasiNewton::evaluate(const LossClosure& closure, torch::Tensor& gradient
 }
 
 void QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y,
-                                         double slope_step) {
+                                         double sBs) {
   const double sy = scalar_product(s, y);
   // Without positive curvature along the step the update would lose positive definiteness.
   if (!(sy > 1e-300)) return;
@@ -123,17 +123,17 @@ void QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Te
   const auto n = static_cast<double>(s.numel());
   if (options().update() == QuasiNewtonUpdate::bfgs) {
     // The first update starts from H = (s.y / y.y) I (Nocedal & Wright, eq. 6.20).
-    if (updates_ == 0) H.mul_(sy / scalar_product(y, y));
+    if (updates_ == 0) H = torch::eye(s.numel(), H.options()) * (sy / scalar_product(y, y));
     const auto Hy = H.mv(y);
     const double yHy = scalar_product(y, Hy);
     low_rank_update(H, 1, {{-rho, Hy, s}, {-rho, s, Hy}, {rho * (1 + rho * yHy), s, s}});
   } else {
     // Self-scaled Broyden: H <- (H - Hy Hy^T / yHy + phi yHy v v^T) / tau + rho s s^T with
     // v = rho s - Hy / yHy, where theta (the Broyden-family member, through phi) and tau (the
-    // scaling) follow from h = yHy / s.y and b = s^T B s / s.y (B = H^-1, so s^T B s = -t s.g).
+    // scaling) follow from h = yHy / s.y and b = s^T B s / s.y (B = H^-1).
     const auto Hy = H.mv(y);
     const double yHy = scalar_product(y, Hy);
-    const double h = yHy * rho, b = -slope_step * rho, a = h * b - 1;
+    const double h = yHy * rho, b = sBs * rho, a = h * b - 1;
     double theta = 0;  // BFGS
     if (std::abs(a) > 1e-12 && b > 0) {
       const double rho_minus = std::min(1.0, h * (1 - std::sqrt(std::abs(a) / (1 + a))));
@@ -211,7 +211,8 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
     const auto x_next = flat_parameters();
     const auto s = x_next - x;
     const auto y = next_gradient - gradient;
-    update_inverse_hessian(s, y, scalar_product(s, gradient));
+    // B s = t B d = -t g along d = -H g.
+    update_inverse_hessian(s, y, -found.accepted.t * scalar_product(s, gradient));
     x = x_next;
     gradient = next_gradient;
     loss = found.accepted.value;
@@ -224,6 +225,41 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
     }
   }
   return torch::full({}, loss, torch::kFloat64);
+}
+
+torch::Tensor QuasiNewton::block_direction(const torch::Tensor& gradient) {
+  const auto restart = [&] {
+    // A unit step along -H g then moves the parameters by at most 1 in sum: the same first
+    // step as step() takes, whatever the other blocks' scales.
+    const double scale = std::min(1.0, 1 / gradient.abs().sum().item<double>());
+    hessian_ = torch::eye(gradient.numel(), gradient.options()) * scale;
+    updates_ = 0;
+  };
+  if (!hessian_.defined()) restart();
+  auto direction = -hessian_.mv(gradient);
+  if (!(scalar_product(gradient, direction) < 0) && gradient.abs().max().item<double>() > 0) {
+    restart();
+    direction = -hessian_.mv(gradient);
+  }
+  return direction;
+}
+
+void QuasiNewton::block_update(const torch::Tensor& s, const torch::Tensor& y,
+                               const torch::Tensor& gradient, double step_length) {
+  // The line search's curvature condition holds for the sum over blocks, not for each block: a
+  // block whose gradient change mostly reflects its neighbours' steps can have s.y near zero or
+  // negative, and 1 / s.y would blow its inverse Hessian up. Powell's damping (Nocedal & Wright,
+  // procedure 18.2) mixes y with B s so that s.y >= 0.2 s.B.s; B s is known without B, since
+  // the step went along d = -H g: B s = t B d = -t g.
+  const auto Bs = gradient * -step_length;
+  const double sBs = scalar_product(s, Bs), sy = scalar_product(s, y);
+  if (sBs > 0 && sy < 0.2 * sBs) {
+    const double theta = 0.8 * sBs / (sBs - sy);
+    update_inverse_hessian(s, y * theta + Bs * (1 - theta), sBs);
+  } else {
+    update_inverse_hessian(s, y, sBs);
+  }
+  ++iterations_;
 }
 
 void QuasiNewton::save(torch::serialize::OutputArchive& archive) const {

@@ -240,6 +240,10 @@ std::unique_ptr<torch::optim::Optimizer> Trainer::quasi_newton(
 }
 
 void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
+  // Both questions are collective: every rank asks them, in this order.
+  const bool in_space = coupled(/*in_time=*/false), in_time = coupled(/*in_time=*/true);
+  if (stage.optimizer != OptimizerKind::lbfgs && in_space && !in_time)
+    return run_joint_quasi_newton(stage, first_step);
   auto& optimizers = optimizers_;
   optimizers.clear();
   parameter_optimizer_ = false;  // shared parameters, if any, ride in the subdomain's L-BFGS
@@ -251,8 +255,7 @@ void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
   }
   for (const auto& tensors : trained) optimizers.push_back(quasi_newton(stage, tensors));
   restore_optimizers();
-  bool coupled = false;
-  for (auto* s : owned_) coupled = coupled || !s->interfaces.empty();
+  const bool exchanges = in_space || in_time;
   int64_t done = first_step;
   while (done < stage.iterations && !stop_) {
     // The optimizer runs in chunks that end on log iterations; its history (or inverse Hessian)
@@ -263,7 +266,7 @@ void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
     const int64_t to_log = plan_.log_every - iteration_ % plan_.log_every;
     const int64_t to_exchange = lbfgs_exchange_every - iteration_ % lbfgs_exchange_every;
     const int64_t chunk =
-        std::min({stage.iterations - done, to_log, coupled ? to_exchange : to_log});
+        std::min({stage.iterations - done, to_log, exchanges ? to_exchange : to_log});
     LocalLoss loss;
     {
       core::ScopedTimer timer(compute_s_);

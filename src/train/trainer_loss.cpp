@@ -45,7 +45,12 @@ void Trainer::check_finite(const LocalLoss& loss, const SubdomainModel& model) c
 }
 
 LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
-                                     bool stop_on_nonfinite) {
+                                     bool stop_on_nonfinite,
+                                     std::vector<std::pair<double, double>>* parts) {
+  const auto value = [](const LocalLoss& l) {
+    return l.total.defined() ? l.total.item<double>() : 0.0;
+  };
+  if (parts) parts->assign(owned_.size(), {0.0, 0.0});
   // Interface values first and sent at once; interior work overlaps the messages in flight.
   auto locals = coupling_.start(owned_, create_graph);
   LocalLoss loss;
@@ -60,6 +65,8 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
     // Before waiting: the rank whose own terms diverged reports first and ends the job.
     if (stop_on_nonfinite) check_finite(interior[i], model);
   }
+  if (parts)
+    for (std::size_t i = 0; i < owned_.size(); ++i) (*parts)[i].first = value(interior[i]);
   if (backward_interior) {
     for (auto& part : interior)
       if (part.total.defined()) {
@@ -71,8 +78,11 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   coupling_.finish(owned_);
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
+    LocalLoss interface;
     for (std::size_t k = 0; k < model.interfaces.size(); ++k)
-      InterfaceCoupling::add_terms(interior[i], model, k, locals[i][k], weights_);
+      InterfaceCoupling::add_terms(interface, model, k, locals[i][k], weights_);
+    if (parts) (*parts)[i].second = value(interface);
+    interior[i].merge(std::move(interface));
     if (stop_on_nonfinite) check_finite(interior[i], model);
     loss.merge(std::move(interior[i]));
   }

@@ -84,3 +84,74 @@ TEST_CASE("The strong Wolfe line search returns a step that satisfies both condi
   const auto none = tessera::train::strong_wolfe(rising, {0, 0, -1.0}, 1.0);
   CHECK(none.accepted.t == 0);
 }
+
+TEST_CASE("Block quasi-Newton with one common line search minimises a coupled function") {
+  // The way the trainer moves subdomains coupled through interfaces: each block keeps its own
+  // inverse Hessian, one strong Wolfe search acts on the summed function. The 8-D Rosenbrock
+  // function split 4 + 4 couples the blocks through (p4 - p3^2)^2.
+  const auto rosenbrock = [](const torch::Tensor& p) {
+    const auto x = p.slice(0, 0, -1), y = p.slice(0, 1);
+    return (100 * (y - x * x).pow(2) + (1 - x).pow(2)).sum();
+  };
+  for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
+    CAPTURE(static_cast<int>(update));
+    auto start = torch::zeros({8}, torch::kFloat64);
+    start.index_put_({torch::indexing::Slice(0, 8, 2)}, -1.2);
+    std::vector<torch::Tensor> parts{start.slice(0, 0, 4).clone().set_requires_grad(true),
+                                     start.slice(0, 4).clone().set_requires_grad(true)};
+    std::vector<std::unique_ptr<QuasiNewton>> blocks;
+    for (auto& part : parts)
+      blocks.push_back(std::make_unique<QuasiNewton>(std::vector<torch::Tensor>{part},
+                                                     QuasiNewtonOptions(update)));
+    // The value and each block's gradient at the blocks' current parameters.
+    const auto evaluate = [&](std::vector<torch::Tensor>& gradient) {
+      for (auto& block : blocks) block->zero_grad();
+      auto value = rosenbrock(torch::cat(parts));
+      value.backward();
+      gradient.clear();
+      for (auto& block : blocks) gradient.push_back(block->flat_gradient());
+      return value.item<double>();
+    };
+    std::vector<torch::Tensor> gradient;
+    double value = evaluate(gradient);
+    for (int k = 0; k < 4000; ++k) {
+      std::vector<torch::Tensor> x, direction;
+      double slope = 0;
+      for (std::size_t b = 0; b < 2; ++b) {
+        x.push_back(blocks[b]->flat_parameters());
+        direction.push_back(blocks[b]->block_direction(gradient[b]));
+        slope += gradient[b].dot(direction[b]).item<double>();
+      }
+      std::vector<std::pair<double, std::vector<torch::Tensor>>> seen;
+      const auto along = [&](double t) {
+        for (std::size_t b = 0; b < 2; ++b) blocks[b]->set_parameters(x[b] + direction[b] * t);
+        std::vector<torch::Tensor> g;
+        const double f = evaluate(g);
+        double s = 0;
+        for (std::size_t b = 0; b < 2; ++b) s += g[b].dot(direction[b]).item<double>();
+        seen.emplace_back(t, g);
+        return tessera::train::LineSample{t, f, s};
+      };
+      const auto found = tessera::train::strong_wolfe(along, {0, value, slope}, 1.0);
+      if (found.accepted.t == 0) {
+        for (std::size_t b = 0; b < 2; ++b) blocks[b]->set_parameters(x[b]);
+        if (blocks[0]->block_fresh() && blocks[1]->block_fresh()) break;
+        for (auto& block : blocks) block->block_restart();
+        continue;
+      }
+      std::vector<torch::Tensor> next;
+      for (auto& [t, g] : seen)
+        if (t == found.accepted.t) next = g;
+      for (std::size_t b = 0; b < 2; ++b) {
+        blocks[b]->set_parameters(x[b] + direction[b] * found.accepted.t);
+        const auto s = blocks[b]->flat_parameters() - x[b];
+        blocks[b]->block_update(s, next[b] - gradient[b], gradient[b], found.accepted.t);
+      }
+      gradient = next;
+      value = found.accepted.value;
+    }
+    CHECK(largest_difference(torch::cat(parts).detach(), torch::ones({8}, torch::kFloat64)) <
+          1e-10);
+    CHECK(blocks[0]->iterations() > 0);
+  }
+}

@@ -40,6 +40,8 @@ class InterfaceSide {
   /// 0: the lower subdomain, 1: the upper.
   int side() const { return side_; }
   int64_t point_count() const { return points_.size(0); }
+  /// Whether the interface is a cut in time (information flows from the earlier side only).
+  bool across_time() const { return axis_ >= spatial_dims_; }
   /// Values per point this side sends (and receives): fields, residuals, fluxes, gradients.
   int64_t quantities() const;
 

@@ -48,6 +48,26 @@ class QuasiNewton : public torch::optim::Optimizer {
   int64_t iterations() const { return iterations_; }
   /// Whether a stopping test held (further steps do nothing).
   bool converged() const { return converged_; }
+  /// For a driver that moves several blocks (subdomains coupled through interfaces) with one
+  /// line search over their summed loss; the optimizer then keeps only its block's inverse
+  /// Hessian. The search direction -H g of this block for its gradient `gradient` (flat,
+  /// float64); H restarts as a multiple of the identity scaled to the gradient when it is new
+  /// or no longer gives a descent direction.
+  torch::Tensor block_direction(const torch::Tensor& gradient);
+  /// Updates the block's inverse Hessian after the common step of length `step_length` along
+  /// the block_direction() for `gradient`: `s` the block's step, `y` its gradient change.
+  void block_update(const torch::Tensor& s, const torch::Tensor& y, const torch::Tensor& gradient,
+                    double step_length);
+  /// Forgets the block's curvature (the common line search found no lower point).
+  void block_restart() { hessian_ = torch::Tensor(), updates_ = 0; }
+  /// Whether the block has had no update since its inverse Hessian (re)started.
+  bool block_fresh() const { return updates_ == 0; }
+
+  torch::Tensor flat_parameters() const;
+  /// The gradients of the parameters as one float64 vector (zeros where undefined).
+  torch::Tensor flat_gradient() const;
+  void set_parameters(const torch::Tensor& flat);
+
   /// Bytes of the inverse Hessian for `parameters` trainable values.
   static double hessian_bytes(int64_t parameters) {
     return 8.0 * static_cast<double>(parameters) * static_cast<double>(parameters);
@@ -55,13 +75,10 @@ class QuasiNewton : public torch::optim::Optimizer {
 
  private:
   const QuasiNewtonOptions& options() const;
-  torch::Tensor flat_parameters() const;
-  torch::Tensor flat_gradient() const;
-  void set_parameters(const torch::Tensor& flat);
   /// Evaluates the closure: the loss and the flat double-precision gradient.
   double evaluate(const LossClosure& closure, torch::Tensor& gradient);
-  /// H <- the update for the step s with gradient change y; `slope_step` is s . g_old.
-  void update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double slope_step);
+  /// H <- the update for the step s with gradient change y; `sBs` is s . B s (B = H^-1).
+  void update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double sBs);
 
   torch::Tensor hessian_;   ///< inverse Hessian approximation [n, n], float64
   torch::Tensor gradient_;  ///< at the current parameters, float64

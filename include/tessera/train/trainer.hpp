@@ -87,8 +87,11 @@ class Trainer {
   /// backpropagate.
   /// With `stop_on_nonfinite` false (Adam: the divergence guard decides) a non-finite loss
   /// does not end the job here.
+  /// `parts` (if given) receives, per owned subdomain, the weighted value of its own terms and
+  /// of its interface terms.
   LocalLoss exchange_and_loss(bool create_graph, bool backward_interior = false,
-                              bool stop_on_nonfinite = true);
+                              bool stop_on_nonfinite = true,
+                              std::vector<std::pair<double, double>>* parts = nullptr);
 
   /// Sums gradients over the replica group and the shared parameters' over the world.
   void sum_gradients();
@@ -97,6 +100,12 @@ class Trainer {
   void run_adam(const StagePlan& stage, int64_t first_step);
   /// L-BFGS, BFGS or SSBroyden: one optimizer per subdomain, run in chunks between exchanges.
   void run_quasi_newton(const StagePlan& stage, int64_t first_step);
+  /// BFGS or SSBroyden over subdomains coupled in space: one line search over the sum of all
+  /// subdomains' losses, with a fresh exchange at every evaluation, and a block-diagonal
+  /// inverse Hessian (one block per subdomain). Collective over comm.
+  void run_joint_quasi_newton(const StagePlan& stage, int64_t first_step);
+  /// Whether any subdomain of the job has an interface (`in_time`: one across time). Collective.
+  bool coupled(bool in_time) const;
   /// The quasi-Newton optimizer of a stage over `parameters`.
   std::unique_ptr<torch::optim::Optimizer> quasi_newton(
       const StagePlan& stage, std::vector<torch::Tensor> parameters) const;
