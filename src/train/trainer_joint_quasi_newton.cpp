@@ -34,7 +34,9 @@ struct JointPoint {
   LocalLoss loss;                       ///< for the log
 };
 
-double dot_double(const torch::Tensor& a, const torch::Tensor& b) { return a.dot(b).item<double>(); }
+double dot_double(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.dot(b).item<double>();
+}
 
 double largest_entry(const torch::Tensor& t) {
   return t.numel() ? t.abs().max().item<double>() : 0.0;
@@ -110,9 +112,8 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
       sync_.replicas->sum_gradients(owned_parameters(), &values);
     }
     for (auto* block : blocks) point.gradient.push_back(block->flat_gradient());
-    point.value =
-        reduce(per_block([&](std::size_t i) { return std::vector<double>{values[i]}; }), 1,
-               false)[0];
+    point.value = reduce(per_block([&](std::size_t i) { return std::vector<double>{values[i]}; }),
+                         1, false)[0];
     return point;
   };
 
@@ -145,8 +146,8 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
     };
     StrongWolfeOptions search;
     search.tolerance_change = QuasiNewtonOptions().tolerance_change();
-    const auto found = strong_wolfe(along, {0, here.value, slope_of(here.gradient)}, stage.lr,
-                                    search);
+    const auto found =
+        strong_wolfe(along, {0, here.value, slope_of(here.gradient)}, stage.lr, search);
     if (found.accepted.t == 0) {
       for (std::size_t i = 0; i < n; ++i) blocks[i]->set_parameters(x[i]);
       const auto curved = reduce(per_block([&](std::size_t i) {
