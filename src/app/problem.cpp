@@ -4,18 +4,25 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/io/observations.hpp"
+#include "tessera/parallel/device_map.hpp"
 
 namespace tessera::app {
 
-torch::Device resolve_device(io::DeviceChoice choice, const std::string& file) {
-  if (choice == io::DeviceChoice::cpu) return torch::kCPU;
+torch::Device resolve_device(const io::Case& c, int local_rank) {
+  if (c.device == io::DeviceChoice::cpu) return torch::kCPU;
   const bool have_cuda = torch::cuda::is_available();
-  if (choice == io::DeviceChoice::cuda) {
-    TESSERA_CHECK(have_cuda, file << ": device: 'cuda' requested but LibTorch sees no CUDA device "
-                                     "(or was built without CUDA); use \"auto\" or \"cpu\"");
-    return torch::kCUDA;
+  if (c.device == io::DeviceChoice::cuda)
+    TESSERA_CHECK(have_cuda, c.file << ": device: 'cuda' requested but LibTorch sees no CUDA "
+                                       "device (or was built without CUDA); use \"auto\" or "
+                                       "\"cpu\"");
+  if (!have_cuda) return torch::kCPU;
+  const int visible = static_cast<int>(torch::cuda::device_count());
+  try {
+    const int index = parallel::cuda_device_for(local_rank, visible, c.device_index);
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  } catch (const Error& e) {
+    throw Error(c.file + ": " + e.what());
   }
-  return have_cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
 }
 
 namespace {
@@ -182,10 +189,10 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
 
 }  // namespace
 
-Problem build_problem(const io::Case& c) {
+Problem build_problem(const io::Case& c, int local_rank) {
   Problem p;
   p.dtype = c.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
-  p.device = resolve_device(c.device, c.file);
+  p.device = resolve_device(c, local_rank);
   switch (c.training.collocation.sampler) {
     case io::SamplerChoice::uniform:
       p.sampler = geometry::SamplerKind::uniform;

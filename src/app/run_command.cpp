@@ -11,6 +11,7 @@
 #include "tessera/app/setup.hpp"
 #include "tessera/core/stop_signal.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/parallel/device_map.hpp"
 
 namespace tessera::app {
 
@@ -22,9 +23,10 @@ int run_command(const CommandLine& line) {
   const std::string started = utc_now();
 
   // 2. The case, the problem, the decomposition and the plan; a bad output folder fails now.
-  const Setup setup = prepare(load(line), comm.size());
+  const Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
   const auto& c = setup.input;
   prepare_output_directory(comm, c.output.directory);
+  console.log_to(c.output.directory + "/tessera.log");
 
   // 3. This rank's subdomains, their links to other ranks, and the evaluator of errors/output.
   RankModels rank = build_rank_models(comm, setup);
@@ -51,7 +53,7 @@ int run_command(const CommandLine& line) {
   // 6. Fields and run.json.
   const std::string xmf = write_results(comm, setup, trainer, evaluator, links, started);
   console.out() << "tessera: wrote " << xmf << " (open it in ParaView)\n";
-  return 0;
+  return trainer.stop_reason().empty() ? 0 : exit_stopped;
 }
 
 }  // namespace tessera::app

@@ -1,10 +1,13 @@
 #include "tessera/app/run_results.hpp"
 
+#include <unistd.h>
+
 #include <ctime>
 #include <filesystem>
 
 #include "tessera/app/progress.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/io/checkpoint_files.hpp"
 #include "tessera/io/json_files.hpp"
 
 namespace tessera::app {
@@ -18,6 +21,29 @@ nlohmann::json versions(int ranks) {
           {"mpi_library", mpi.library},
           {"ranks", ranks},
           {"threads_per_rank", torch::get_num_threads()}};
+}
+
+/// Where each rank ran: [{"rank", "host", "device"}] on rank 0. Collective.
+nlohmann::json rank_placement(const parallel::Communicator& comm, const torch::Device& device) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const auto hosts = comm.gather_to_root(host);
+  const auto devices = comm.gather_to_root(device.str());
+  nlohmann::json ranks = nlohmann::json::array();
+  for (std::size_t r = 0; r < hosts.size(); ++r)
+    ranks.push_back({{"rank", r}, {"host", hosts[r]}, {"device", devices[r]}});
+  return ranks;
+}
+
+/// "completed", or "stopped" with the reason and the checkpoint to continue from (relative to
+/// the output folder `output`).
+nlohmann::json run_status(const train::Trainer& trainer, const std::string& output) {
+  if (trainer.stop_reason().empty()) return {{"status", "completed"}};
+  const std::filesystem::path checkpoint =
+      io::checkpoint_directory(output, trainer.iterations_done());
+  return {{"status", "stopped"},
+          {"stop_reason", trainer.stop_reason()},
+          {"checkpoint", checkpoint.lexically_relative(output).generic_string()}};
 }
 
 }  // namespace
@@ -70,11 +96,13 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
                         evaluator.output_contribution(), info);
 
   const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
+  const auto placement = rank_placement(comm, setup.problem.device);
   if (comm.rank() != 0) return xmf.lexically_normal().string();
   const auto calls = [](const auto& sum) { return sum ? sum->calls() : 0; };
   nlohmann::json run = {{"case", c.effective},
                         {"case_file", c.file},
                         {"versions", versions(comm.size())},
+                        {"ranks", placement},
                         {"started", started},
                         {"finished", utc_now()},
                         {"iterations", trainer.iterations_done()},
@@ -85,6 +113,7 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
                           {"adam_steps", trainer.adam_steps()},
                           {"replica_gradient_allreduces", calls(links.replica_sum)},
                           {"parameter_gradient_allreduces", calls(links.parameter_sum)}}}};
+  run.update(run_status(trainer, c.output.directory));
   io::write_json_atomically(c.output.directory + "/run.json", run);
   return xmf.lexically_normal().string();
 }

@@ -9,8 +9,8 @@ namespace tessera::app {
 
 io::Case load(const CommandLine& line) { return io::load_case(line.case_file, line.overrides); }
 
-Setup prepare(io::Case input, int ranks) {
-  Problem problem = build_problem(input);
+Setup prepare(io::Case input, int ranks, int local_rank) {
+  Problem problem = build_problem(input, local_rank);
   Decomposition decomposition = build_decomposition(input, problem, ranks);
   add_interface_terms(problem, input, decomposition);
   train::TrainingPlan plan = training_plan(input, problem);

@@ -44,6 +44,23 @@ void check_identifier(const std::string& name, const JsonNode& at, const std::st
             "derivative suffixes such as u_xx)");
 }
 
+/// "auto", "cpu", "cuda" or "cuda:N" (a device index, as in PyTorch).
+void read_device(const JsonNode& node, Case& c) {
+  if (!node.present()) return;
+  const std::string text = node.string();
+  const std::string prefix = "cuda:";
+  if (text.compare(0, prefix.size(), prefix) != 0) {
+    c.device = node.option(c.device);
+    return;
+  }
+  const std::string index = text.substr(prefix.size());
+  if (index.empty() || index.size() > 4 ||
+      index.find_first_not_of("0123456789") != std::string::npos)
+    node.fail("expected \"cuda:N\" with N a device index (0, 1, ...), got " + node.describe());
+  c.device = DeviceChoice::cuda;
+  c.device_index = std::stoi(index);
+}
+
 }  // namespace
 
 void read_symbols(const JsonNode& root, Case& c) {
@@ -54,7 +71,7 @@ void read_symbols(const JsonNode& root, Case& c) {
     name.fail("expected a non-empty run name without spaces or slashes, got " + name.describe());
   c.seed = root["seed"].unsigned_integer(c.seed);
   c.dtype = root["dtype"].option(c.dtype);
-  c.device = root["device"].option(c.device);
+  read_device(root["device"], c);
 
   Symbols symbols;
   const JsonNode coordinates =

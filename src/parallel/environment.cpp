@@ -80,6 +80,23 @@ void Communicator::max_in_place(std::vector<double>& values) const {
                 comm_);
 }
 
+std::vector<std::string> Communicator::gather_to_root(const std::string& text) const {
+  const int ranks = size();
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(rank() == 0 ? ranks : 0), offsets(lengths.size(), 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm_);
+  int total = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r) offsets[r] = total, total += lengths[r];
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+              0, comm_);
+  std::vector<std::string> result;
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    result.push_back(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  return result;
+}
+
 bool Communicator::any(bool flag) const {
   int local = flag ? 1 : 0, global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LOR, comm_);

@@ -47,7 +47,7 @@ void GradientAllReduce::all_reduce(torch::Tensor& bucket) {
   ++calls_;
   if (comm_.size() == 1) return;
   if (bucket.is_cuda()) {
-    if (!nccl_) nccl_ = std::make_unique<NcclAllReduce>(comm_);
+    if (!nccl_) nccl_ = std::make_unique<NcclAllReduce>(comm_, bucket.device().index());
     nccl_->sum_in_place(bucket);
     return;
   }

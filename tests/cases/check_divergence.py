@@ -37,6 +37,18 @@ def main():
     if rollbacks != args.rollbacks:
         failures.append(f"{rollbacks} roll-backs, expected {args.rollbacks}")
     failures += [f"output lacks '{e}'" for e in args.expect if e not in text]
+    # tessera.log keeps what the console showed and every warning, with its time.
+    log_path = os.path.join(out, "tessera.log")
+    log = open(log_path).read() if os.path.exists(log_path) else ""
+    if not log.startswith("=== "):
+        failures.append(f"{log_path} is missing or lacks its header line")
+    if log.count("rolled back to iteration") != args.rollbacks:
+        failures.append(
+            f"{log_path} holds {log.count('rolled back to iteration')} roll-back "
+            f"warnings, expected {args.rollbacks}"
+        )
+    if args.exit == 0 and "done in" not in log:
+        failures.append(f"{log_path} lacks the console's final progress line")
     if args.exit == 0 and not glob.glob(os.path.join(out, "*.h5")):
         failures.append("the recovered run wrote no output file")
     for failure in failures:

@@ -174,7 +174,16 @@ def main():
     )
 
     with open(os.path.join(out4, "run.json")) as f:
-        sync = json.load(f)["synchronisation"]
+        record = json.load(f)
+    sync = record["synchronisation"]
+    # Where each rank ran, in rank order (the case pins the CPU).
+    placement = record["ranks"]
+    if [p["rank"] for p in placement] != [0, 1, 2, 3] or any(
+        p["device"] != "cpu" or not p["host"] for p in placement
+    ):
+        failures.append(
+            f"run.json ranks: expected ranks 0-3 with a host and device cpu, got {placement}"
+        )
     print("4-rank synchronisation:", sync)
     steps = sync["adam_steps"]
     if steps != 50:

@@ -592,3 +592,18 @@ TEST_CASE("weight factorisation: true takes the defaults, an object sets them") 
   doc["network"] = {{"weight_factorization", {{"std", -1}}}};
   CHECK(error_of(doc).rfind("cases/p.json: network.weight_factorization.std:", 0) == 0);
 }
+
+TEST_CASE("device: \"cuda:N\" pins a device index; a malformed index names the key") {
+  json doc = minimal();
+  doc["device"] = "cuda:1";
+  const io::Case c = io::case_from_json(doc, "cases/p.json");
+  CHECK(c.device == DeviceChoice::cuda);
+  CHECK(c.device_index == 1);
+  CHECK(io::case_from_json(minimal(), "cases/p.json").device_index == -1);
+  doc["device"] = "cuda:x";
+  CHECK(error_of(doc) ==
+        "cases/p.json: device: expected \"cuda:N\" with N a device index (0, 1, ...), got "
+        "\"cuda:x\"");
+  doc["device"] = "gpu";
+  CHECK(error_of(doc).find("expected one of \"auto\", \"cpu\", \"cuda\"") != std::string::npos);
+}

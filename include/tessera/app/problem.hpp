@@ -52,10 +52,13 @@ struct Problem {
   geometry::SamplerKind sampler = geometry::SamplerKind::sobol;  ///< collocation and interfaces
 };
 
-/// Parses and resolves everything; errors name the case file and the key.
-Problem build_problem(const io::Case& c);
+/// Parses and resolves everything; errors name the case file and the key. `local_rank` as in
+/// prepare().
+Problem build_problem(const io::Case& c, int local_rank = 0);
 
-/// The case's `device` as a device; "cuda" without a GPU is an error naming the key.
-torch::Device resolve_device(io::DeviceChoice choice, const std::string& file);
+/// The case's `device` for a rank with node-local rank `local_rank`: a CUDA device is the one
+/// `cuda:N` pins, else the local rank modulo the visible devices. "cuda" without a GPU is an
+/// error naming the key.
+torch::Device resolve_device(const io::Case& c, int local_rank);
 
 }  // namespace tessera::app

@@ -10,6 +10,10 @@
 
 namespace tessera::app {
 
+/// The exit status of a run that stopped early (signal, time limit) with a checkpoint to continue
+/// from: EX_TEMPFAIL of sysexits.h, "try again later". Job scripts test it to requeue.
+inline constexpr int exit_stopped = 75;
+
 /// The current UTC time as "2026-12-03T14:53:19Z".
 std::string utc_now();
 

@@ -25,8 +25,9 @@ struct Setup {
 io::Case load(const CommandLine& line);
 
 /// Resolves the problem, cuts the domain for `ranks` ranks, adds the interface terms and
-/// translates the training section. Errors name the case file and the key.
-Setup prepare(io::Case input, int ranks);
+/// translates the training section. Errors name the case file and the key. `local_rank`: this
+/// rank's index on its node, which picks its GPU (parallel/device_map.hpp).
+Setup prepare(io::Case input, int ranks, int local_rank = 0);
 
 /// What the problem summary shows of one subdomain's model.
 struct ModelSummary {

@@ -186,6 +186,8 @@ struct Case {
   uint64_t seed = 1234;
   FloatType dtype = FloatType::float32;
   DeviceChoice device = DeviceChoice::automatic;
+  /// "cuda:N": every rank trains on CUDA device N (of those it sees); -1: by node-local rank.
+  int device_index = -1;
   std::map<std::string, double> constants;
   std::vector<std::string> coordinates;
   std::optional<TimeSpec> time;

@@ -38,6 +38,8 @@ class Communicator {
   void sum_in_place(std::vector<double>& values) const;
   /// Element-wise max in place. Collective over comm.
   void max_in_place(std::vector<double>& values) const;
+  /// Every rank's `text`, in rank order, on rank 0 (empty elsewhere). Collective over comm.
+  std::vector<std::string> gather_to_root(const std::string& text) const;
   /// Logical or of a flag over all ranks. Collective over comm.
   bool any(bool flag) const;
   /// Collective over comm.

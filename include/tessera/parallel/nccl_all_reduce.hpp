@@ -10,9 +10,9 @@ namespace tessera::parallel {
 
 class NcclAllReduce {
  public:
-  /// Binds this rank to its node-local GPU (local rank modulo the device count) and creates
-  /// the NCCL communicator over `comm`. Collective over comm.
-  explicit NcclAllReduce(const Communicator& comm);
+  /// Binds this rank to CUDA device `device` (the one its networks live on: see
+  /// device_map.hpp) and creates the NCCL communicator over `comm`. Collective over comm.
+  NcclAllReduce(const Communicator& comm, int device);
   ~NcclAllReduce();
   NcclAllReduce(const NcclAllReduce&) = delete;
   NcclAllReduce& operator=(const NcclAllReduce&) = delete;

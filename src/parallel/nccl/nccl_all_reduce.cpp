@@ -21,16 +21,6 @@ void check_nccl(ncclResult_t status, const char* what) {
                 "NCCL " << what << " failed: " << ncclGetErrorString(status));
 }
 
-/// This rank's index among the ranks of its node (the GPU it binds to, modulo the count).
-int node_local_rank(const Communicator& comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm.native(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
-  int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
-  return rank;
-}
-
 }  // namespace
 
 struct NcclAllReduce::State {
@@ -39,10 +29,10 @@ struct NcclAllReduce::State {
   int device = 0;
 };
 
-NcclAllReduce::NcclAllReduce(const Communicator& comm) : state_(new State) {
+NcclAllReduce::NcclAllReduce(const Communicator& comm, int device) : state_(new State) {
   const int devices = cuda_device_count();
   TESSERA_CHECK(devices > 0, "the NCCL backend needs a CUDA device, and this rank sees none");
-  state_->device = node_local_rank(comm) % devices;
+  state_->device = device;
   check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");
   // Bootstrap through MPI: rank 0 creates the unique id, every rank receives it.
   ncclUniqueId id;

@@ -9,7 +9,7 @@ namespace tessera::parallel {
 
 struct NcclAllReduce::State {};
 
-NcclAllReduce::NcclAllReduce(const Communicator&) {
+NcclAllReduce::NcclAllReduce(const Communicator&, int) {
   TESSERA_FAIL(
       "gradients on a CUDA device need the NCCL backend, but this build has none "
       "(CMake found no CUDA toolkit with NCCL); rebuild with NCCL or set \"device\": \"cpu\"");
