@@ -49,14 +49,14 @@ class TeeBuffer : public std::streambuf {
   std::string line_;
 };
 
-std::string utc_stamp() {
+}  // namespace
+
+std::string utc_now() {
   std::time_t now = std::time(nullptr);
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return text;
 }
-
-}  // namespace
 
 Console::Console(bool root) : root_(root), out_(root ? &std::cout : &discard()) {}
 
@@ -72,7 +72,7 @@ void Console::log_to(const std::string& path) {
   TESSERA_CHECK(log_, path << ": cannot open the log for appending; check the output folder's "
                               "permissions");
   if (!root_) return;
-  const std::string header = "=== " + utc_stamp() + " tessera run ===\n";
+  const std::string header = "=== " + utc_now() + " tessera run ===\n";
   std::fwrite(header.data(), 1, header.size(), log_);
   std::fflush(log_);
   tee_ = std::make_unique<TeeBuffer>(std::cout.rdbuf(), log_);
@@ -83,7 +83,7 @@ void Console::log_to(const std::string& path) {
 void Console::warning(const std::string& text) const {
   std::cerr << "tessera: warning: " << text << std::endl;
   if (!log_) return;
-  const std::string line = utc_stamp() + " tessera: warning: " + text + "\n";
+  const std::string line = utc_now() + " tessera: warning: " + text + "\n";
   std::fwrite(line.data(), 1, line.size(), log_);
   std::fflush(log_);
 }

@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
 
+#include "tessera/app/console.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/io/checkpoint_files.hpp"
@@ -47,13 +47,6 @@ nlohmann::json run_status(const train::Trainer& trainer, const std::string& outp
 }
 
 }  // namespace
-
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return text;
-}
 
 void prepare_output_directory(const parallel::Communicator& comm, const std::string& directory) {
   if (comm.rank() == 0) io::ensure_output_directory(directory);

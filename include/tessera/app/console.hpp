@@ -10,6 +10,9 @@
 
 namespace tessera::app {
 
+/// The current UTC time as "2026-12-03T14:53:19Z".
+std::string utc_now();
+
 class Console {
  public:
   explicit Console(bool root);

@@ -14,9 +14,6 @@ namespace tessera::app {
 /// from: EX_TEMPFAIL of sysexits.h, "try again later". Job scripts test it to requeue.
 inline constexpr int exit_stopped = 75;
 
-/// The current UTC time as "2026-12-03T14:53:19Z".
-std::string utc_now();
-
 /// What a checkpoint must match to continue this run (the rank count need not).
 nlohmann::json checkpoint_identity(const Setup& setup);
 
