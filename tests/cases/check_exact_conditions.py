@@ -6,9 +6,9 @@ is at most MAX_SQUARE, i.e. the condition holds there to sqrt(MAX_SQUARE).
   check_exact_conditions.py --out DIR --terms ends,start --max-square 1e-12
 """
 import argparse
-import json
-import os
 import sys
+
+from history import read_history  # same folder
 
 
 def main():
@@ -17,8 +17,7 @@ def main():
     parser.add_argument("--terms", required=True)
     parser.add_argument("--max-square", type=float, required=True)
     args = parser.parse_args()
-    with open(os.path.join(args.out, "history.jsonl")) as f:
-        records = [json.loads(line) for line in f if line.strip()]
+    records = read_history(args.out)
     problems = []
     for name in args.terms.split(","):
         values = [r["terms"][name] for r in records if name in r.get("terms", {})]

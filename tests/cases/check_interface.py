@@ -6,11 +6,12 @@ attribute agree) and that it is below a bound.
 """
 import argparse
 import glob
-import json
 import os
 import sys
 
 import h5py
+
+from history import read_history  # same folder
 
 
 def main():
@@ -18,8 +19,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--max-jump", type=float, required=True)
     args = parser.parse_args()
-    with open(os.path.join(args.out, "history.jsonl")) as f:
-        records = [json.loads(line) for line in f]
+    records = read_history(args.out)
     final = records[-1]
     if "interface_jump" not in final:
         print("history.jsonl: the final record has no interface_jump")

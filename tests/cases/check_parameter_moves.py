@@ -8,10 +8,10 @@ With a single subdomain the shared parameters join L-BFGS, also when other ranks
 own nothing (they take the owner's values after every chunk).
 """
 import argparse
-import json
 import math
-import os
 import sys
+
+from history import read_history  # same folder
 
 
 def main():
@@ -19,8 +19,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--name", required=True)
     args = parser.parse_args()
-    with open(os.path.join(args.out, "history.jsonl")) as f:
-        records = [json.loads(line) for line in f if line.strip()]
+    records = read_history(args.out)
     adam = [r for r in records if r.get("stage") == "adam" and not r.get("final")]
     if not adam or not records[-1].get("final"):
         print("FAIL: history needs Adam lines and a final line")

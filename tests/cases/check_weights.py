@@ -8,10 +8,10 @@ history.jsonl carries "weights" only when some weight differs from 1 (docs/outpu
 so each logged line must have it here (the initial weight is not 1, or it has moved).
 """
 import argparse
-import json
 import math
-import os
 import sys
+
+from history import read_history  # same folder
 
 
 def main():
@@ -21,8 +21,7 @@ def main():
     parser.add_argument("--initial", type=float, required=True)
     args = parser.parse_args()
 
-    with open(os.path.join(args.out, "history.jsonl")) as f:
-        records = [json.loads(line) for line in f if line.strip()]
+    records = read_history(args.out)
     problems = []
     values = []
     for r in records:

@@ -17,8 +17,8 @@ iterations (nothing else changes). The figures are read from the run's output
 (docs/output-format.md): run.json's final record (rel_l2 per field, learned parameters) and
 training time wall_s; for problems with several fields, the stacked error
 sqrt(sum_f sum (f - f_ref)^2 / sum_f sum f_ref^2) over the output points inside the domain is
-computed from <name>.h5 (its <field> and <field>_exact datasets). Logs, the table (OUT/summary.md)
-and the figures (OUT/summary.json) go to --out-dir (OUT).
+computed from <name>.h5 (its <field> and <field>_exact datasets). Logs, the Markdown table
+(OUT/summary_table.txt) and the figures (OUT/summary.json) go to --out-dir (OUT).
 
 --check BOUNDS takes a JSON file or an inline JSON object mapping a problem (or "*" for every
 problem not named) to a bound: a number bounds the stacked error (the only field's error for
@@ -395,7 +395,7 @@ def main():
         return 0
     table = markdown_table(results, args.quick)
     print(table)
-    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+    with open(os.path.join(out_dir, "summary_table.txt"), "w") as f:
         f.write(table + "\n")
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump({"quick": args.quick, "ranks": args.ranks, "results": results}, f, indent=2)
