@@ -105,6 +105,10 @@ physics::ExactPiece exact_piece(const io::Case& c, const io::ConditionSpec& spec
   TESSERA_CHECK(condition.value->derivatives().empty(),
                 key << ": \"exact\" needs a value that does not read the fields; use "
                        "\"penalty\"");
+  // The value is built into the network's output, outside the shared parameters' reach.
+  TESSERA_CHECK(!condition.value->uses_parameters(),
+                key << ": \"exact\" needs a value that does not read trainable parameters; use "
+                       "\"penalty\"");
   physics::ExactPiece piece{nullptr, *condition.value};
   if (condition.type == physics::ConditionType::initial) {
     const auto range = domain.time_range();

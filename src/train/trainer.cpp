@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/stop_signal.hpp"
@@ -118,14 +119,18 @@ void Trainer::run() {
 }
 
 void Trainer::after_log(int64_t stage_step) {
-  const int signal = core::stop_signal();
-  const bool late = plan_.time_limit && wall_seconds() > *plan_.time_limit;
-  // Every rank must stop at the same iteration, or the next collective would hang.
-  stop_ = comm_.any(signal != 0 || late);
-  if (stop_)
-    stop_reason_ = signal ? core::stop_signal_name()
-                   : late ? "time_limit"
-                          : "a stop signal on another rank";
+  // Nothing left to train: the run is complete, whatever arrived at the last moment.
+  if (iteration_ < total_iterations_) {
+    const int signal = core::stop_signal();
+    const bool late = plan_.time_limit && wall_seconds() > *plan_.time_limit;
+    // Every rank must stop at the same iteration, or the next collective would hang; and every
+    // rank names the same reason, whichever rank saw it (clocks and signals differ per rank).
+    std::vector<double> seen{signal == SIGTERM ? 1.0 : 0.0, signal == SIGUSR1 ? 1.0 : 0.0,
+                             late ? 1.0 : 0.0};
+    comm_.max_in_place(seen);
+    stop_ = seen[0] + seen[1] + seen[2] > 0;
+    if (stop_) stop_reason_ = seen[0] > 0 ? "SIGTERM" : seen[1] > 0 ? "SIGUSR1" : "time_limit";
+  }
   const bool due = plan_.checkpoint_every > 0 && iteration_ % plan_.checkpoint_every == 0;
   if ((stop_ || due) && callbacks_.on_checkpoint) {
     auto state = capture(stage_step);

@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,6 +35,26 @@ SETS = [
     "training.log_every=20",
     "training.checkpoint_every=20",
 ]
+
+
+def signal_rank(pattern, rank):
+    """SIGTERM to the process matching `pattern` whose launcher gave it MPI rank `rank` (MPICH's
+    PMI_RANK, Open MPI's OMPI_COMM_WORLD_RANK); to every match when none says its rank."""
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+    chosen = []
+    for pid in found:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = dict(
+                    item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item
+                )
+        except OSError:
+            continue
+        value = environ.get(b"PMI_RANK", environ.get(b"OMPI_COMM_WORLD_RANK"))
+        if value is not None and int(value) == rank:
+            chosen.append(pid)
+    for pid in chosen or found:
+        os.kill(int(pid), signal.SIGTERM)
 
 
 def command(args, ranks, out, extra=()):
@@ -115,9 +136,9 @@ def main():
         if os.path.exists(path) and os.path.getsize(path) > 0:
             break
         time.sleep(0.05)
-    # The ranks only, as srun forwards a job's signal to its tasks (mpiexec itself, signalled
-    # too, would report its own status instead of the ranks').
-    subprocess.run(["pkill", "-TERM", "-f", f"^{args.tessera} run .*output.directory={stopped}$"])
+    # Rank 1 only: one rank's signal must stop every rank, and rank 0 (which writes run.json)
+    # must still name it. Not mpiexec itself, which would report its own status instead.
+    signal_rank(f"^{args.tessera} run .*output.directory={stopped}$", 1)
     output, errors = process.communicate(timeout=args.timeout)
     done = [json.loads(line)["iteration"] for line in open(os.path.join(stopped, "history.jsonl"))]
     print(
