@@ -33,7 +33,8 @@ void maybe_inject_fault(int64_t iteration) {
 }  // namespace
 
 void write_checkpoint(const parallel::Communicator& comm, const std::string& output,
-                      train::CheckpointState& state, const nlohmann::json& identity) {
+                      train::CheckpointState& state, const nlohmann::json& identity,
+                      const nlohmann::json& run) {
   const auto& position = state.position;
   const std::string directory = io::checkpoint_directory(output, position.iteration);
   if (comm.rank() == 0) {
@@ -52,6 +53,7 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
   if (comm.rank() != 0) return;
   maybe_inject_fault(position.iteration);
   nlohmann::json manifest = identity;
+  manifest["run"] = run;
   manifest["iteration"] = position.iteration;
   manifest["stage"] = position.stage;
   manifest["stage_step"] = position.stage_step;
@@ -60,22 +62,12 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
   manifest["shared"] = static_cast<bool>(state.shared);
   manifest["ranks"] = comm.size();
   io::write_manifest(directory, manifest);
-  io::prune_checkpoints(output, 2);
+  io::prune_checkpoints(output, 2, run.value("run_id", std::string()));
 }
 
-train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::string& output,
+train::RestoredCheckpoint read_checkpoint(const std::string& directory,
                                           const std::vector<int>& owned,
                                           const nlohmann::json& identity) {
-  std::string directory = which;
-  if (which == latest_checkpoint) {
-    directory = io::latest_checkpoint(output);
-    TESSERA_CHECK(
-        !directory.empty(),
-        "--restart latest: no complete checkpoint under '"
-            << output
-            << "/checkpoints' (one counts "
-               "only with its manifest.json); run without --restart to start from scratch");
-  }
   const auto manifest = io::read_manifest(directory);
   for (const auto& [key, value] : identity.items())
     TESSERA_CHECK(manifest.contains(key) && manifest[key] == value,
@@ -105,14 +97,12 @@ train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::s
   return restored;
 }
 
-std::optional<train::RestoredCheckpoint> restore_checkpoint(const CommandLine& line,
-                                                            const Setup& setup,
+std::optional<train::RestoredCheckpoint> restore_checkpoint(const std::string& directory,
                                                             const RankModels& rank,
                                                             const nlohmann::json& identity,
                                                             Console& console) {
-  if (line.restart.empty()) return std::nullopt;
-  auto restored =
-      read_checkpoint(line.restart, setup.input.output.directory, rank.owned_ids(), identity);
+  if (directory.empty()) return std::nullopt;
+  auto restored = read_checkpoint(directory, rank.owned_ids(), identity);
   console.out() << "tessera: continuing from the checkpoint at iteration "
                 << restored.position.iteration << "\n";
   return restored;

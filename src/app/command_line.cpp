@@ -20,6 +20,9 @@ std::string usage() {
          "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
          "  --restart latest   (run) continue from the newest complete checkpoint in the output "
          "folder\n"
+         "  --restart auto     (run) continue when the folder holds a checkpoint of this case, "
+         "else start fresh\n"
+         "  --overwrite        (run) replace the results of an earlier run in the output folder\n"
          "  --ranks N          partition: map onto N ranks (default: the job's size)\n"
          "  --help, --version\n"
          "\n"
@@ -56,8 +59,11 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (a.rfind("--set=", 0) == 0) {
       line.overrides.push_back(a.substr(6));
     } else if (a == "--restart") {
-      TESSERA_CHECK(i + 1 < args.size(), "--restart needs a value: latest, or a checkpoint folder");
+      TESSERA_CHECK(i + 1 < args.size(),
+                    "--restart needs a value: latest, auto, or a checkpoint folder");
       line.restart = args[++i];
+    } else if (a == "--overwrite") {
+      line.overwrite = true;
     } else if (a == "--ranks") {
       TESSERA_CHECK(i + 1 < args.size(), "--ranks needs a number");
       const std::string value = args[++i];
@@ -66,9 +72,10 @@ CommandLine parse_command_line(int argc, char** argv) {
                     "--ranks: expected a positive integer, got '" << value << "'");
       line.ranks = std::stoi(value);
     } else if (a.rfind("--", 0) == 0) {
-      TESSERA_FAIL("unknown option '" << a << "'"
-                                      << core::did_you_mean(a, {"--set", "--restart", "--ranks"})
-                                      << " (tessera --help)");
+      TESSERA_FAIL("unknown option '"
+                   << a << "'"
+                   << core::did_you_mean(a, {"--set", "--restart", "--overwrite", "--ranks"})
+                   << " (tessera --help)");
     } else {
       TESSERA_CHECK(line.case_file.empty(),
                     "more than one case file given ('" << line.case_file << "' and '" << a << "')");

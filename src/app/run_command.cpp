@@ -1,11 +1,14 @@
 // `tessera run`: the steps of a training run, in order. Each step is a function with its own
 // header; this file is the table of contents.
+#include <cstdio>
+
 #include "tessera/app/checkpointing.hpp"
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/app/evaluation.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/app/rank_models.hpp"
+#include "tessera/app/run_folder.hpp"
 #include "tessera/app/run_reporter.hpp"
 #include "tessera/app/run_results.hpp"
 #include "tessera/app/setup.hpp"
@@ -14,46 +17,70 @@
 #include "tessera/parallel/device_map.hpp"
 
 namespace tessera::app {
+namespace {
 
-int run_command(const CommandLine& line) {
-  // 1. SIGTERM / SIGUSR1 (Slurm's warning) stop at the next log iteration with a checkpoint.
-  core::install_stop_handlers();
-  const auto comm = parallel::Communicator::world();
-  Console console(comm.rank() == 0);
-  const std::string started = utc_now();
-
-  // 2. The case, the problem, the decomposition and the plan; a bad output folder fails now.
-  const Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
-  const auto& c = setup.input;
-  prepare_output_directory(comm, c.output.directory);
-  console.log_to(c.output.directory + "/tessera.log");
-
+int train_and_write(const parallel::Communicator& comm, const Setup& setup, const RunClaim& claim,
+                    const CommandLine& line, Console& console) {
   // 3. This rank's subdomains, their links to other ranks, and the evaluator of errors/output.
   RankModels rank = build_rank_models(comm, setup);
   RankLinks links = link_ranks(comm, setup, rank);
   note_idle_ranks(console, setup, rank);
   Evaluator evaluator = make_evaluator(comm, setup, rank);
 
-  // 4. A checkpoint to continue from, when asked.
+  // 4. The checkpoint to continue from, when the claim found one.
   const auto identity = checkpoint_identity(setup);
-  auto restored = restore_checkpoint(line, setup, rank, identity, console);
+  auto restored = restore_checkpoint(claim.restart, rank, identity, console);
 
   // 5. Train, reporting at log iterations.
   RunReporter reporter(comm, setup, restored, console);
-  train::TrainerCallbacks callbacks = reporter.callbacks(evaluator, identity);
+  train::TrainerCallbacks callbacks = reporter.callbacks(evaluator, identity, claim.record);
   train::Trainer trainer(comm, rank.owned(), setup.decomposition.partition.size(),
                          setup.problem.term_names, setup.plan, callbacks, links.exchange.get(),
                          links.sync);
   if (console.root()) print_problem_summary(console.out(), setup, check_models(setup));
   if (restored) trainer.resume(std::move(*restored));
+  core::set_run_phase(core::RunPhase::training);
   trainer.run();
+  core::set_run_phase(core::RunPhase::finishing);
   reporter.report_stop(trainer, line);
   print_timing_table(comm, trainer.last_record(), console.out());
 
   // 6. Fields and run.json.
-  const std::string xmf = write_results(comm, setup, trainer, evaluator, links, started);
+  const std::string xmf = write_results(comm, setup, trainer, evaluator, links, claim.record);
   console.out() << "tessera: wrote " << xmf << " (open it in ParaView)\n";
   return trainer.stop_reason().empty() ? 0 : exit_stopped;
+}
+
+}  // namespace
+
+int run_command(const CommandLine& line) {
+  // 1. SIGTERM / SIGUSR1 (Slurm's warning) stop at the next log iteration with a checkpoint;
+  //    in set-up at once, and in training after a grace period if no log iteration came.
+  //    Rank 0 goes first, so that it records the stop before the launcher ends the others.
+  const auto comm = parallel::Communicator::world();
+  core::install_stop_handlers();
+  core::start_stop_watchdog(comm.rank() == 0 ? stop_grace_s : stop_grace_s + 2, exit_stopped);
+  if (comm.rank() == 0)
+    core::set_forced_stop_action([](core::RunPhase) {
+      std::fprintf(stderr, "tessera: %s during set-up: stopped before training\n",
+                   core::stop_signal_name());
+    });
+  Console console(comm.rank() == 0);
+
+  // 2. The case, the problem, the decomposition and the plan; then the output folder, locked
+  //    for this run, checked against what it already holds, and the checkpoint to continue.
+  const Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
+  const auto& c = setup.input;
+  prepare_output_directory(comm, c.output.directory);
+  const RunClaim claim = claim_output_folder(comm, setup, line, console);
+  record_forced_stops(claim, c.output.directory);
+  console.log_to(c.output.directory + "/tessera.log");
+  try {
+    return train_and_write(comm, setup, claim, line, console);
+  } catch (const std::exception& e) {
+    record_failure(claim, c.output.directory, e.what());
+    throw;
+  }
 }
 
 }  // namespace tessera::app

@@ -14,12 +14,12 @@ RunReporter::RunReporter(const parallel::Communicator& comm, const Setup& setup,
                                                    restored ? restored->position.iteration : -1);
 }
 
-train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator,
-                                               const nlohmann::json& identity) {
+train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohmann::json& identity,
+                                               const nlohmann::json& run) {
   train::TrainerCallbacks callbacks;
   callbacks.errors = [&evaluator] { return evaluator.relative_errors(); };
-  callbacks.on_checkpoint = [this, identity](train::CheckpointState& state) {
-    write_checkpoint(comm_, setup_.input.output.directory, state, identity);
+  callbacks.on_checkpoint = [this, identity, run](train::CheckpointState& state) {
+    write_checkpoint(comm_, setup_.input.output.directory, state, identity, run);
   };
   callbacks.on_log = [this](const train::LogRecord& record) {
     if (history_) history_->append(history_json(record));

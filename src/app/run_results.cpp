@@ -72,7 +72,7 @@ nlohmann::json checkpoint_identity(const Setup& setup) {
 
 std::string write_results(const parallel::Communicator& comm, const Setup& setup,
                           const train::Trainer& trainer, Evaluator& evaluator,
-                          const RankLinks& links, const std::string& started) {
+                          const RankLinks& links, const nlohmann::json& record) {
   const auto& c = setup.input;
   const auto& final_record = trainer.last_record();
   io::GridFileInfo info;
@@ -92,20 +92,18 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
   const auto placement = rank_placement(comm, setup.problem.device);
   if (comm.rank() != 0) return xmf.lexically_normal().string();
   const auto calls = [](const auto& sum) { return sum ? sum->calls() : 0; };
-  nlohmann::json run = {{"case", c.effective},
-                        {"case_file", c.file},
-                        {"versions", versions(comm.size())},
-                        {"ranks", placement},
-                        {"started", started},
-                        {"finished", utc_now()},
-                        {"iterations", trainer.iterations_done()},
-                        {"wall_s", final_record.wall_s},
-                        {"final", history_json(final_record)},
-                        {"synchronisation",
-                         {{"ranks_per_subdomain", setup.decomposition.replicas},
-                          {"adam_steps", trainer.adam_steps()},
-                          {"replica_gradient_allreduces", calls(links.replica_sum)},
-                          {"parameter_gradient_allreduces", calls(links.parameter_sum)}}}};
+  nlohmann::json run = record;
+  run.update({{"versions", versions(comm.size())},
+              {"ranks", placement},
+              {"finished", utc_now()},
+              {"iterations", trainer.iterations_done()},
+              {"wall_s", final_record.wall_s},
+              {"final", history_json(final_record)},
+              {"synchronisation",
+               {{"ranks_per_subdomain", setup.decomposition.replicas},
+                {"adam_steps", trainer.adam_steps()},
+                {"replica_gradient_allreduces", calls(links.replica_sum)},
+                {"parameter_gradient_allreduces", calls(links.parameter_sum)}}}});
   run.update(run_status(trainer, c.output.directory));
   io::write_json_atomically(c.output.directory + "/run.json", run);
   return xmf.lexically_normal().string();

@@ -1,14 +1,44 @@
 #include "tessera/core/stop_signal.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 
 namespace tessera::core {
 namespace {
 
 std::atomic<int> received{0};
+std::atomic<RunPhase> phase{RunPhase::setup};
+std::mutex action_mutex;
+std::function<void(RunPhase)> forced_stop_action;
 
 extern "C" void record_stop_signal(int signal) { received.store(signal); }
+
+/// Polls every 100 ms; ends the process when a signal has waited longer than its phase allows.
+void watch(double grace_s, int exit_code) {
+  using clock = std::chrono::steady_clock;
+  const auto poll = std::chrono::milliseconds(100);
+  clock::time_point seen{};
+  bool signalled = false;
+  for (;; std::this_thread::sleep_for(poll)) {
+    if (received.load() == 0) continue;
+    if (!signalled) seen = clock::now(), signalled = true;
+    const RunPhase now = phase.load();
+    if (now == RunPhase::finishing) continue;
+    const double waited = std::chrono::duration<double>(clock::now() - seen).count();
+    if (now == RunPhase::training && waited < grace_s) continue;
+    {
+      std::lock_guard<std::mutex> lock(action_mutex);
+      if (forced_stop_action) forced_stop_action(now);
+    }
+    std::fflush(nullptr);
+    std::_Exit(exit_code);
+  }
+}
 
 }  // namespace
 
@@ -36,6 +66,20 @@ const char* stop_signal_name() {
     default:
       return "";
   }
+}
+
+void set_run_phase(RunPhase p) { phase.store(p); }
+
+RunPhase run_phase() { return phase.load(); }
+
+void start_stop_watchdog(double grace_s, int exit_code) {
+  static std::once_flag started;
+  std::call_once(started, [&] { std::thread(watch, grace_s, exit_code).detach(); });
+}
+
+void set_forced_stop_action(std::function<void(RunPhase interrupted)> action) {
+  std::lock_guard<std::mutex> lock(action_mutex);
+  forced_stop_action = std::move(action);
 }
 
 }  // namespace tessera::core

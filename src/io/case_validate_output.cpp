@@ -1,4 +1,4 @@
-// "output": directory (relative to the working directory), grid or mesh, every.
+// "output": directory (relative to the working directory), grid or mesh; every (0 only).
 #include <algorithm>
 
 #include "tessera/io/case_detail.hpp"
@@ -41,7 +41,13 @@ void read_output(const JsonNode& root, Case& c) {
       times.fail("\"times\" is for space-time problems; this case has no \"time\"");
     out.mesh_times = times.integer(2, out.mesh_times);
   }
-  out.every = node["every"].integer(0, out.every);
+  // Snapshots during training are not written: 0 (the value documented as "only at the end")
+  // stays valid, anything else is refused rather than silently ignored.
+  const JsonNode every = node["every"];
+  if (every.present() && every.integer(0) != 0)
+    every.fail(
+        "snapshots during training are not written (only the final solution is); remove "
+        "the key, or use training.checkpoint_every to keep intermediate states");
 }
 
 }  // namespace tessera::io::detail

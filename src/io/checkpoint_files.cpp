@@ -64,7 +64,7 @@ void write_manifest(const std::string& directory, const nlohmann::json& manifest
   write_json_atomically((fs::path(directory) / "manifest.json").string(), manifest);
 }
 
-void prune_checkpoints(const std::string& output, int keep) {
+void prune_checkpoints(const std::string& output, int keep, const std::string& run_id) {
   const auto folders = checkpoint_folders(output);
   int complete_seen = 0;
   int64_t oldest_kept = INT64_MAX;
@@ -76,9 +76,21 @@ void prune_checkpoints(const std::string& output, int keep) {
   if (complete_seen < keep) return;
   for (const auto& [iteration, folder] : folders) {
     if (iteration >= oldest_kept) break;
+    if (complete(folder) && checkpoint_run_id(folder.string()) != run_id) continue;
     std::error_code error;
     fs::remove_all(folder, error);  // best effort: an old checkpoint left behind is harmless
   }
+}
+
+std::string checkpoint_run_id(const std::string& directory) {
+  std::ifstream in(fs::path(directory) / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("run") ||
+      !manifest["run"].is_object())
+    return "";
+  const auto& run = manifest["run"];
+  return run.contains("run_id") && run["run_id"].is_string() ? run["run_id"].get<std::string>()
+                                                             : "";
 }
 
 }  // namespace tessera::io

@@ -97,6 +97,14 @@ std::vector<std::string> Communicator::gather_to_root(const std::string& text) c
   return result;
 }
 
+std::string Communicator::broadcast_from_root(const std::string& text) const {
+  int length = static_cast<int>(text.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm_);
+  std::string result = rank() == 0 ? text : std::string(static_cast<std::size_t>(length), '\0');
+  MPI_Bcast(result.data(), length, MPI_CHAR, 0, comm_);
+  return result;
+}
+
 bool Communicator::any(bool flag) const {
   int local = flag ? 1 : 0, global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LOR, comm_);

@@ -130,6 +130,8 @@ void Trainer::after_log(int64_t stage_step) {
     comm_.max_in_place(seen);
     stop_ = seen[0] + seen[1] + seen[2] > 0;
     if (stop_) stop_reason_ = seen[0] > 0 ? "SIGTERM" : seen[1] > 0 ? "SIGUSR1" : "time_limit";
+    // Agreed: the checkpoint and the output are written next, so the watchdog must wait.
+    if (stop_) core::set_run_phase(core::RunPhase::finishing);
   }
   const bool due = plan_.checkpoint_every > 0 && iteration_ % plan_.checkpoint_every == 0;
   if ((stop_ || due) && callbacks_.on_checkpoint) {

@@ -101,10 +101,11 @@ CheckpointState Trainer::capture(int64_t stage_step) const {
 }
 
 void Trainer::resume(RestoredCheckpoint checkpoint) {
-  const auto& position = checkpoint.position;
+  auto& position = checkpoint.position;
   TESSERA_CHECK(position.stage >= 0 && position.stage <= static_cast<int64_t>(plan_.stages.size()),
                 "checkpoint: stage " << position.stage << " does not exist in this case's "
                                      << plan_.stages.size() << " stage(s)");
+  extend_finished_run(position);
   iteration_ = position.iteration;
   adam_steps_ = position.adam_steps;
   for (const auto& [name, w] : position.weights)
@@ -157,6 +158,17 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
     }
   }
   resume_ = std::move(checkpoint);
+}
+
+void Trainer::extend_finished_run(CheckpointPosition& position) const {
+  const auto stages = static_cast<int64_t>(plan_.stages.size());
+  if (position.stage != stages || stages == 0) return;
+  int64_t before_last = 0;
+  for (int64_t s = 0; s + 1 < stages; ++s) before_last += plan_.stages[s].iterations;
+  const int64_t done_in_last = position.iteration - before_last;
+  if (done_in_last < 0 || done_in_last >= plan_.stages.back().iterations) return;
+  position.stage = stages - 1;
+  position.stage_step = done_in_last;
 }
 
 void Trainer::restore_optimizers() {

@@ -6,10 +6,12 @@ message naming the subdomain, the term and the iteration.
   check_divergence.py --out DIR --exit CODE --rollbacks N [--expect TEXT]... -- TESSERA ARGS...
 
 Checks the exit status, the number of "rolled back" warnings, every --expect text in the
-output, and (for a recovered run, exit 0) that the output file was written.
+output, and (for a recovered run, exit 0) that the output file was written; run.json says
+"completed" or, for a run that stopped with the error, "failed" with the message.
 """
 import argparse
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -51,6 +53,14 @@ def main():
         failures.append(f"{log_path} lacks the console's final progress line")
     if args.exit == 0 and not glob.glob(os.path.join(out, "*.h5")):
         failures.append("the recovered run wrote no output file")
+    # A run that fails leaves run.json with status "failed" and the message.
+    run_path = os.path.join(out, "run.json")
+    run = json.load(open(run_path)) if os.path.exists(run_path) else {}
+    expected_status = "completed" if args.exit == 0 else "failed"
+    if run.get("status") != expected_status:
+        failures.append(f"{run_path}: status {run.get('status')!r}, expected {expected_status!r}")
+    if args.exit != 0 and "diverged" not in run.get("message", ""):
+        failures.append(f"{run_path} lacks the failure message")
     for failure in failures:
         print("FAIL:", failure)
     if failures:

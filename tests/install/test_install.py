@@ -14,8 +14,10 @@ def run(command, **kwargs):
     print("+", " ".join(command), flush=True)
     result = subprocess.run(command, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
-        sys.exit(f"FAILED (exit {result.returncode}): {' '.join(command)}\n"
-                 f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        sys.exit(
+            f"FAILED (exit {result.returncode}): {' '.join(command)}\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     return result.stdout
 
 
@@ -37,38 +39,76 @@ def main():
 
     tessera = os.path.join(prefix, "bin", "tessera")
     share = os.path.join(prefix, "share", "tessera")
-    for needed in [tessera, os.path.join(share, "cases", "poisson2d.json"),
-                   os.path.join(share, "cases", "data", "burgers_reference.h5"),
-                   os.path.join(share, "meshes", "lshape.off"),
-                   os.path.join(share, "tools", "slurm", "tessera.sbatch"),
-                   os.path.join(prefix, "include", "tessera", "app", "setup.hpp"),
-                   os.path.join(prefix, "lib", "cmake", "Tessera", "TesseraConfig.cmake")]:
+    for needed in [
+        tessera,
+        os.path.join(share, "cases", "poisson2d.json"),
+        os.path.join(share, "cases", "data", "burgers_reference.h5"),
+        os.path.join(share, "meshes", "lshape.off"),
+        os.path.join(share, "tools", "slurm", "tessera.sbatch"),
+        os.path.join(prefix, "include", "tessera", "app", "setup.hpp"),
+        os.path.join(prefix, "lib", "cmake", "Tessera", "TesseraConfig.cmake"),
+    ]:
         if not os.path.exists(needed):
             sys.exit(f"FAILED: the install lacks {needed}")
 
     # The installed binary, from a directory that is neither the source nor the build tree.
     env = dict(os.environ, TESSERA_THREADS="1", OMP_NUM_THREADS="1")
-    run([tessera, "run", os.path.join(share, "cases", "poisson2d.json"),
-         "--set", "training.stages.0.iterations=20", "--set", "training.stages.1.iterations=5",
-         "--set", "training.log_every=10", "--set", "output.directory=out",
-         "--set", 'output.grid={"x":11,"y":11}'], cwd=elsewhere, env=env)
+    run(
+        [
+            tessera,
+            "run",
+            os.path.join(share, "cases", "poisson2d.json"),
+            "--set",
+            "training.stages.0.iterations=20",
+            "--set",
+            "training.stages.1.iterations=5",
+            "--set",
+            "training.log_every=10",
+            "--set",
+            "output.directory=out",
+            "--set",
+            'output.grid={"x":11,"y":11}',
+        ],
+        cwd=elsewhere,
+        env=env,
+    )
     for produced in ["poisson2d.xmf", "poisson2d.h5", "run.json", "history.jsonl"]:
         if not os.path.exists(os.path.join(elsewhere, "out", produced)):
             sys.exit(f"FAILED: the installed run wrote no out/{produced}")
-    checked = run([tessera, "check", os.path.join(share, "cases", "lshape_poisson.json")],
-                  cwd=elsewhere, env=env)
+    checked = run(
+        [tessera, "check", os.path.join(share, "cases", "lshape_poisson.json")],
+        cwd=elsewhere,
+        env=env,
+    )
     if "lshape" not in checked:
         sys.exit(f"FAILED: tessera check of the installed mesh case printed:\n{checked}")
 
     # A consumer program through find_package(Tessera).
     consumer_build = os.path.join(args.work, "consumer")
-    run(["cmake", "-S", os.path.join(args.source, "tests", "install", "consumer"),
-         "-B", consumer_build, "-G", args.generator, f"-DCMAKE_PREFIX_PATH={prefix}",
-         f"-DCMAKE_CXX_COMPILER={args.cxx}", f"-DCMAKE_C_COMPILER={args.c}",
-         "-DCMAKE_BUILD_TYPE=Release"])
+    run(
+        [
+            "cmake",
+            "-S",
+            os.path.join(args.source, "tests", "install", "consumer"),
+            "-B",
+            consumer_build,
+            "-G",
+            args.generator,
+            f"-DCMAKE_PREFIX_PATH={prefix}",
+            f"-DCMAKE_CXX_COMPILER={args.cxx}",
+            f"-DCMAKE_C_COMPILER={args.c}",
+            "-DCMAKE_BUILD_TYPE=Release",
+        ]
+    )
     run(["cmake", "--build", consumer_build])
-    said = run([os.path.join(consumer_build, "tessera_consumer"),
-                os.path.join(share, "cases", "poisson2d_xpinn.json")], cwd=elsewhere, env=env)
+    said = run(
+        [
+            os.path.join(consumer_build, "tessera_consumer"),
+            os.path.join(share, "cases", "poisson2d_xpinn.json"),
+        ],
+        cwd=elsewhere,
+        env=env,
+    )
     if "case poisson2d_xpinn:" not in said or "subdomains" not in said:
         sys.exit(f"FAILED: the consumer printed:\n{said}")
     print(said.strip())

@@ -8,10 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/app/rank_models.hpp"
-#include "tessera/app/setup.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/train/checkpoint_state.hpp"
 
@@ -19,22 +17,21 @@ namespace tessera::app {
 
 /// Writes `state` under `output`: every rank its subdomains' archives, rank 0 the shared one;
 /// after every rank has finished, rank 0 writes the manifest (with `identity`, what a restart
-/// must match) and removes all but the 2 newest complete checkpoints. Collective over comm.
+/// must match, and `run`, the run's id and case) and removes this run's checkpoints but the 2
+/// newest complete ones. Collective over comm.
 void write_checkpoint(const parallel::Communicator& comm, const std::string& output,
-                      train::CheckpointState& state, const nlohmann::json& identity);
+                      train::CheckpointState& state, const nlohmann::json& identity,
+                      const nlohmann::json& run);
 
-/// The checkpoint `which` names ("latest": the newest complete one under `output`; else a
-/// checkpoint folder) read for the subdomains in `owned`, after checking that its identity
-/// matches this run's. Errors say what is missing or different and how to go on.
-train::RestoredCheckpoint read_checkpoint(const std::string& which, const std::string& output,
+/// The checkpoint folder `directory` read for the subdomains in `owned`, after checking that
+/// its identity matches this run's. Errors say what is missing or different and how to go on.
+train::RestoredCheckpoint read_checkpoint(const std::string& directory,
                                           const std::vector<int>& owned,
                                           const nlohmann::json& identity);
 
-/// The checkpoint `line.restart` names, for this rank's subdomains (nullopt when the command
-/// line asks for none); rank 0 says where the run continues. Errors say what is missing or
-/// different and how to go on.
-std::optional<train::RestoredCheckpoint> restore_checkpoint(const CommandLine& line,
-                                                            const Setup& setup,
+/// The checkpoint folder `directory` for this rank's subdomains (nullopt when it is "": a fresh
+/// run); rank 0 says where the run continues.
+std::optional<train::RestoredCheckpoint> restore_checkpoint(const std::string& directory,
                                                             const RankModels& rank,
                                                             const nlohmann::json& identity,
                                                             Console& console);

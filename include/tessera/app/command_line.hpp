@@ -11,12 +11,16 @@ struct CommandLine {
   Command command = Command::help;
   std::string case_file;
   std::vector<std::string> overrides;  ///< --set path=value, in order
-  std::string restart;                 ///< --restart latest | <checkpoint folder>
+  std::string restart;                 ///< --restart latest | auto | <checkpoint folder>
+  bool overwrite = false;              ///< --overwrite: replace the output folder's results
   int ranks = 0;                       ///< partition: --ranks N (0: the job's size)
 };
 
 /// The value of --restart that names the newest complete checkpoint of the output folder.
 inline const std::string latest_checkpoint = "latest";
+/// The value of --restart that continues the newest checkpoint when there is one and starts
+/// fresh when there is none (what a requeued batch job wants).
+inline const std::string restart_auto = "auto";
 
 /// Throws tessera::Error with the usage text on a malformed command line.
 CommandLine parse_command_line(int argc, char** argv);

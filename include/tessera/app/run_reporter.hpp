@@ -21,10 +21,11 @@ class RunReporter {
   RunReporter(const parallel::Communicator& comm, const Setup& setup,
               const std::optional<train::RestoredCheckpoint>& restored, Console& console);
 
-  /// The trainer's callbacks: errors from `evaluator`, checkpoints with `identity`, log
-  /// records to the history and the console, warnings to the console. The reporter and the
-  /// evaluator must outlive the trainer.
-  train::TrainerCallbacks callbacks(Evaluator& evaluator, const nlohmann::json& identity);
+  /// The trainer's callbacks: errors from `evaluator`, checkpoints with `identity` and the
+  /// run's record `run` (RunClaim::record), log records to the history and the console,
+  /// warnings to the console. The reporter and the evaluator must outlive the trainer.
+  train::TrainerCallbacks callbacks(Evaluator& evaluator, const nlohmann::json& identity,
+                                    const nlohmann::json& run);
 
   /// When training stopped early: where the checkpoint is and how to continue.
   void report_stop(const train::Trainer& trainer, const CommandLine& line);

@@ -14,6 +14,11 @@ namespace tessera::app {
 /// from: EX_TEMPFAIL of sysexits.h, "try again later". Job scripts test it to requeue.
 inline constexpr int exit_stopped = 75;
 
+/// Seconds that a stop signal may wait during training for the next log iteration (where every
+/// rank agrees to stop and writes a checkpoint) before the watchdog ends the run with the
+/// newest complete checkpoint instead; Slurm sends SIGKILL 30 s after SIGTERM by default.
+inline constexpr double stop_grace_s = 5.0;
+
 /// What a checkpoint must match to continue this run (the rank count need not).
 nlohmann::json checkpoint_identity(const Setup& setup);
 
@@ -21,10 +26,11 @@ nlohmann::json checkpoint_identity(const Setup& setup);
 /// seconds, not after hours. Collective over comm.
 void prepare_output_directory(const parallel::Communicator& comm, const std::string& directory);
 
-/// Writes the output file (every rank its part) and, on rank 0, run.json; returns the path of
-/// the XDMF file to open in ParaView. Collective over comm.
+/// Writes the output file (every rank its part) and, on rank 0, run.json (the run's `record`,
+/// RunClaim::record, with the outcome); returns the path of the XDMF file to open in ParaView.
+/// Collective over comm.
 std::string write_results(const parallel::Communicator& comm, const Setup& setup,
                           const train::Trainer& trainer, Evaluator& evaluator,
-                          const RankLinks& links, const std::string& started);
+                          const RankLinks& links, const nlohmann::json& record);
 
 }  // namespace tessera::app

@@ -174,7 +174,6 @@ struct OutputSpec {
   std::map<std::string, int64_t> grid;  // coordinate (time included) -> points
   std::optional<double> mesh_max_cell_size;
   int64_t mesh_times = 11;  ///< output.mesh.times: time values written for space-time problems
-  int64_t every = 0;        // 0: only at the end
 };
 
 struct Case {

@@ -21,8 +21,14 @@ nlohmann::json read_manifest(const std::string& directory);
 /// Writes the manifest (atomically: temporary name, then rename), making the checkpoint count.
 void write_manifest(const std::string& directory, const nlohmann::json& manifest);
 
-/// Deletes every checkpoint folder older than the newest `keep` complete ones (complete or
-/// not). Never touches the newest complete ones, so a failing write leaves a good checkpoint.
-void prune_checkpoints(const std::string& output, int keep);
+/// Deletes the checkpoint folders older than the newest `keep` complete ones that belong to the
+/// run `run_id` (its manifest says so) or are interrupted writes (no manifest). Never touches
+/// the newest complete ones, so a failing write leaves a good checkpoint, and never another
+/// run's.
+void prune_checkpoints(const std::string& output, int keep, const std::string& run_id);
+
+/// The run id in a checkpoint's manifest (its "run" record; "" when it has none: written
+/// before runs had ids).
+std::string checkpoint_run_id(const std::string& directory);
 
 }  // namespace tessera::io

@@ -40,6 +40,8 @@ class Communicator {
   void max_in_place(std::vector<double>& values) const;
   /// Every rank's `text`, in rank order, on rank 0 (empty elsewhere). Collective over comm.
   std::vector<std::string> gather_to_root(const std::string& text) const;
+  /// Rank 0's `text` on every rank. Collective over comm.
+  std::string broadcast_from_root(const std::string& text) const;
   /// Logical or of a flag over all ranks. Collective over comm.
   bool any(bool flag) const;
   /// Collective over comm.

@@ -119,6 +119,9 @@ class Trainer {
   CheckpointState capture(int64_t stage_step) const;
   /// Loads the optimizers' state from the pending checkpoint (then forgets it).
   void restore_optimizers();
+  /// A checkpoint written at the end of a run whose last stage has since been given more
+  /// iterations continues inside that stage, at the step it had reached.
+  void extend_finished_run(CheckpointPosition& position) const;
 
   /// Remembers every owned subdomain's current state as its last good one.
   void keep_good_states();
