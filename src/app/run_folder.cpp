@@ -33,7 +33,7 @@ std::string new_run_id(const std::string& started) {
 
 /// What an output folder already holds from earlier runs.
 struct FolderContents {
-  std::string latest_checkpoint;          ///< "" when no complete checkpoint
+  std::string latest_checkpoint;           ///< "" when no complete checkpoint
   std::optional<nlohmann::json> run_json;  ///< the last run's record, when readable
   bool history = false;
   bool results() const { return !latest_checkpoint.empty() || run_json || history; }
@@ -100,8 +100,8 @@ std::string resolve_restart(const CommandLine& line, const std::string& output,
                       << " with another case and no checkpoint to continue; replace it with "
                          "--overwrite, or choose another output.directory");
     if (contents.results())
-      console.out() << "tessera: --restart auto: no complete checkpoint of this case in '"
-                    << output << "'; starting it again from iteration 0\n";
+      console.out() << "tessera: --restart auto: no complete checkpoint of this case in '" << output
+                    << "'; starting it again from iteration 0\n";
     return "";
   }
   if (line.restart == latest_checkpoint) {
@@ -113,9 +113,8 @@ std::string resolve_restart(const CommandLine& line, const std::string& output,
     return contents.latest_checkpoint;
   }
   if (!line.restart.empty()) return line.restart;
-  TESSERA_CHECK(!contents.results(), "output folder '" << output << "' holds "
-                                                       << describe(contents) << "; "
-                                                       << choices(output));
+  TESSERA_CHECK(!contents.results(), "output folder '" << output << "' holds " << describe(contents)
+                                                       << "; " << choices(output));
   return "";
 }
 
@@ -227,9 +226,9 @@ RunClaim claim_output_folder(const parallel::Communicator& comm, const Setup& se
   const std::string& output = c.output.directory;
   if (comm.rank() == 0) {
     const std::string started = utc_now();
-    claim.lock = io::OutputLock::try_acquire(
-        output, "pid " + std::to_string(::getpid()) + " on " + host_name() + ", case '" + c.name +
-                    "', started " + started);
+    claim.lock = io::OutputLock::try_acquire(output, "pid " + std::to_string(::getpid()) + " on " +
+                                                         host_name() + ", case '" + c.name +
+                                                         "', started " + started);
     TESSERA_CHECK(claim.lock, "output folder '" << output << "' is in use by another run ("
                                                 << io::OutputLock::holder(output)
                                                 << "); wait for it to end, or choose another "
@@ -238,8 +237,11 @@ RunClaim claim_output_folder(const parallel::Communicator& comm, const Setup& se
     claim.restart = resolve_restart(line, output, inspect(output), hash, console);
     std::string run_id = claim.restart.empty() ? "" : check_same_run(claim.restart, c.effective);
     if (run_id.empty()) run_id = new_run_id(started);
-    claim.record = {{"run_id", run_id},      {"case_hash", hash},   {"case", c.effective},
-                    {"case_file", c.file}, {"started", started}};
+    claim.record = {{"run_id", run_id},
+                    {"case_hash", hash},
+                    {"case", c.effective},
+                    {"case_file", c.file},
+                    {"started", started}};
     auto running = claim.record;
     running["status"] = "running";
     write_record(output, running);
@@ -252,7 +254,8 @@ void record_forced_stops(const RunClaim& claim, const std::string& output) {
   if (!claim.lock) return;
   core::set_forced_stop_action([record = claim.record, output](core::RunPhase interrupted) {
     const std::string latest = io::latest_checkpoint(output);
-    const bool ours = !latest.empty() && io::checkpoint_run_id(latest) == record.value("run_id", "");
+    const bool ours =
+        !latest.empty() && io::checkpoint_run_id(latest) == record.value("run_id", "");
     const char* phase = interrupted == core::RunPhase::setup ? "set-up" : "training";
     std::fprintf(stderr, "tessera: %s during %s: stopped without a new checkpoint; %s\n",
                  core::stop_signal_name(), phase,

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "tessera/app/memory_estimate.hpp"
 #include "tessera/app/model.hpp"
 #include "tessera/core/torch_pch.hpp"
 
@@ -10,6 +11,7 @@ namespace tessera::app {
 io::Case load(const CommandLine& line) { return io::load_case(line.case_file, line.overrides); }
 
 Setup prepare(io::Case input, int ranks, int local_rank) {
+  check_memory_estimate(input, ranks, memory_limit_bytes());
   Problem problem = build_problem(input, local_rank);
   Decomposition decomposition = build_decomposition(input, problem, ranks);
   add_interface_terms(problem, input, decomposition);

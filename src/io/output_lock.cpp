@@ -21,8 +21,8 @@ std::optional<OutputLock> OutputLock::try_acquire(const std::string& directory,
                                                   const std::string& holder) {
   const std::string path = output_lock_file(directory);
   const int descriptor = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  TESSERA_CHECK(descriptor >= 0, "cannot create the lock file '" << path
-                                                                 << "': " << std::strerror(errno));
+  TESSERA_CHECK(descriptor >= 0,
+                "cannot create the lock file '" << path << "': " << std::strerror(errno));
   struct flock whole_file {};
   whole_file.l_type = F_WRLCK;
   whole_file.l_whence = SEEK_SET;
@@ -36,9 +36,9 @@ std::optional<OutputLock> OutputLock::try_acquire(const std::string& directory,
   }
   OutputLock lock(descriptor);
   const std::string line = holder + "\n";
-  const bool written = ::ftruncate(descriptor, 0) == 0 &&
-                       ::pwrite(descriptor, line.data(), line.size(), 0) ==
-                           static_cast<ssize_t>(line.size());
+  const bool written =
+      ::ftruncate(descriptor, 0) == 0 &&
+      ::pwrite(descriptor, line.data(), line.size(), 0) == static_cast<ssize_t>(line.size());
   TESSERA_CHECK(written, "cannot write the lock file '" << path << "': " << std::strerror(errno));
   return lock;
 }

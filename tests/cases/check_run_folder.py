@@ -38,8 +38,9 @@ class Scenario:
         return command + list(options)
 
     def run(self, sets, *options):
-        result = subprocess.run(self.command(sets, *options), capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run(
+            self.command(sets, *options), capture_output=True, text=True, timeout=120
+        )
         return result.returncode, result.stdout + result.stderr
 
     def expect(self, condition, what, text=""):
@@ -55,8 +56,11 @@ class Scenario:
 
 
 FIRST = ["training.stages.0.iterations=400", "training.stages.0.lr=1e-3"]
-SECOND = ["training.stages.0.iterations=200", "training.stages.0.lr=1e-2",
-          "training.checkpoint_every=100"]
+SECOND = [
+    "training.stages.0.iterations=200",
+    "training.stages.0.lr=1e-2",
+    "training.checkpoint_every=100",
+]
 
 
 def mixing(s):
@@ -72,29 +76,41 @@ def mixing(s):
     for option in ["auto", "latest"]:
         code, text = s.run(SECOND, "--restart", option)
         s.expect(code != 0, f"--restart {option} continued a checkpoint of another case", text)
-        s.expect("training.stages.0.lr: 0.001 -> 0.01" in text,
-                 f"--restart {option}: the refusal does not list the key that differs", text)
-    s.expect(open(os.path.join(s.folder, "history.jsonl")).read() == history_before,
-             "a refused run changed the first run's history.jsonl")
+        s.expect(
+            "training.stages.0.lr: 0.001 -> 0.01" in text,
+            f"--restart {option}: the refusal does not list the key that differs",
+            text,
+        )
+    s.expect(
+        open(os.path.join(s.folder, "history.jsonl")).read() == history_before,
+        "a refused run changed the first run's history.jsonl",
+    )
     s.expect(s.run_json() == first, "a refused run changed the first run's run.json")
 
     # The first case with a longer last stage: continues that run, under its id.
-    code, text = s.run(["training.stages.0.iterations=600", "training.stages.0.lr=1e-3"],
-                       "--restart", "auto")
-    s.expect(code == 0 and "continuing from the checkpoint at iteration 400" in text,
-             "--restart auto did not continue the first run", text)
+    code, text = s.run(
+        ["training.stages.0.iterations=600", "training.stages.0.lr=1e-3"], "--restart", "auto"
+    )
+    s.expect(
+        code == 0 and "continuing from the checkpoint at iteration 400" in text,
+        "--restart auto did not continue the first run",
+        text,
+    )
     continued = s.run_json()
     s.expect(continued["run_id"] == first["run_id"], "the continued run changed its run id")
-    s.expect(continued["iterations"] == 600, f"the continued run ended at {continued['iterations']}")
+    s.expect(
+        continued["iterations"] == 600, f"the continued run ended at {continued['iterations']}"
+    )
 
     code, text = s.run(SECOND, "--overwrite")
     s.expect(code == 0, "--overwrite failed", text)
     replaced = s.run_json()
     s.expect(replaced["run_id"] != first["run_id"], "--overwrite kept the old run id")
-    s.expect(replaced["case"]["training"]["stages"][0]["lr"] == 0.01,
-             "--overwrite did not record the new case")
-    s.expect([r["iteration"] for r in s.history()][0] <= 100,
-             "--overwrite kept the old history")
+    s.expect(
+        replaced["case"]["training"]["stages"][0]["lr"] == 0.01,
+        "--overwrite did not record the new case",
+    )
+    s.expect([r["iteration"] for r in s.history()][0] <= 100, "--overwrite kept the old history")
 
 
 def auto_fresh(s):
@@ -106,18 +122,28 @@ def auto_fresh(s):
 
 def concurrent(s):
     sets = ["training.stages.0.iterations=3000", "training.log_every=100"]
-    runs = [subprocess.Popen(s.command(sets), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            s.command(sets), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for _ in range(2)
+    ]
     outputs = [run.communicate(timeout=300)[0] for run in runs]
     codes = [run.returncode for run in runs]
-    s.expect(sorted(codes) == [0, 1], f"exit codes {codes}, expected one 0 and one 1",
-             "\n".join(outputs))
+    s.expect(
+        sorted(codes) == [0, 1], f"exit codes {codes}, expected one 0 and one 1", "\n".join(outputs)
+    )
     refused = outputs[codes.index(1)] if 1 in codes else ""
-    s.expect("in use by another run" in refused or "holds run" in refused,
-             "the refused run does not say why", refused)
+    s.expect(
+        "in use by another run" in refused or "holds run" in refused,
+        "the refused run does not say why",
+        refused,
+    )
     iterations = [r["iteration"] for r in s.history()]  # read_history fails on a broken line
-    s.expect(iterations == sorted(iterations) and iterations[-1] == 3000,
-             f"history.jsonl is not one run's: iterations {iterations[:5]}...")
+    s.expect(
+        iterations == sorted(iterations) and iterations[-1] == 3000,
+        f"history.jsonl is not one run's: iterations {iterations[:5]}...",
+    )
     s.expect(s.run_json()["status"] == "completed", "run.json is not the finished run's")
 
 
@@ -132,13 +158,16 @@ def prune_own(s):
     manifest["run"]["run_id"] = "another-run"
     manifest["iteration"] = 50
     json.dump(manifest, open(manifest_path, "w"))
-    code, text = s.run(["training.stages.0.iterations=700", "training.checkpoint_every=100"],
-                       "--restart", "latest")
+    code, text = s.run(
+        ["training.stages.0.iterations=700", "training.checkpoint_every=100"], "--restart", "latest"
+    )
     s.expect(code == 0, "continuing the run failed", text)
     kept = sorted(os.listdir(checkpoints))
-    s.expect(kept == ["00000050", "00000600", "00000700"],
-             f"checkpoints after the continued run: {kept}, expected another run's 00000050 "
-             "and this run's two newest")
+    s.expect(
+        kept == ["00000050", "00000600", "00000700"],
+        f"checkpoints after the continued run: {kept}, expected another run's 00000050 "
+        "and this run's two newest",
+    )
 
 
 def main():
@@ -148,8 +177,11 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("scenario", choices=["mixing", "auto_fresh", "concurrent", "prune_own"])
     args = parser.parse_args()
-    s = Scenario(args.tessera, os.path.abspath(args.case),
-                 os.path.join(os.path.abspath(args.work), args.scenario))
+    s = Scenario(
+        args.tessera,
+        os.path.abspath(args.case),
+        os.path.join(os.path.abspath(args.work), args.scenario),
+    )
     started = time.time()
     globals()[args.scenario](s)
     for failure in s.failures:

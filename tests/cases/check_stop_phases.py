@@ -24,8 +24,9 @@ def start(args, folder, sets, *options):
     command = [args.tessera, "run", args.case, "--set", f"output.directory={folder}"]
     for s in sets:
         command += ["--set", s]
-    return subprocess.Popen(command + list(options), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        command + list(options), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def wait_for(condition, timeout):
@@ -70,14 +71,23 @@ def setup(args, folder, failures):
 def lbfgs(args, folder, failures):
     # Adam on 64 points with checkpoints, then L-BFGS on many points: its first log interval
     # lasts far longer than the grace period.
-    sets = ["training.stages=" + json.dumps([
-        {"optimizer": "adam", "iterations": 200, "lr": 1e-3},
-        {"optimizer": "lbfgs", "iterations": 100000, "points": 200000, "tolerance": 1e-30}]),
-        "training.log_every=100", "training.checkpoint_every=100", "network.hidden=[64,64,64]"]
+    sets = [
+        "training.stages="
+        + json.dumps(
+            [
+                {"optimizer": "adam", "iterations": 200, "lr": 1e-3},
+                {"optimizer": "lbfgs", "iterations": 100000, "points": 200000, "tolerance": 1e-30},
+            ]
+        ),
+        "training.log_every=100",
+        "training.checkpoint_every=100",
+        "network.hidden=[64,64,64]",
+    ]
     process = start(args, folder, sets)
     history = os.path.join(folder, "history.jsonl")
     reached = lambda: os.path.exists(history) and any(
-        r["iteration"] == 200 for r in read_history(folder))
+        r["iteration"] == 200 for r in read_history(folder)
+    )
     if not wait_for(reached, 120):
         failures.append("the Adam stage never reached iteration 200")
     time.sleep(1.0)
@@ -91,10 +101,18 @@ def lbfgs(args, folder, failures):
         [args.tessera, "run", args.case, "--set", f"output.directory={folder}"]
         + [x for s in sets for x in ("--set", s)]
         + ["--set", "training.stages.1.iterations=1", "--restart", "auto"],
-        capture_output=True, text=True, timeout=120)
-    if again.returncode != 0 or "continuing from the checkpoint at iteration 200" not in again.stdout:
-        failures.append("--restart auto did not continue from the checkpoint:\n"
-                        + (again.stdout + again.stderr)[-1500:])
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if (
+        again.returncode != 0
+        or "continuing from the checkpoint at iteration 200" not in again.stdout
+    ):
+        failures.append(
+            "--restart auto did not continue from the checkpoint:\n"
+            + (again.stdout + again.stderr)[-1500:]
+        )
     return output, took, run
 
 
@@ -119,10 +137,14 @@ def main():
     output, took, run = globals()[args.phase](args, folder, failures)
     expected_phase = "set-up" if args.phase == "setup" else "training"
     if run.get("status") != "stopped" or run.get("stop_reason") != "SIGTERM":
-        failures.append(f"run.json: status {run.get('status')!r}, stop_reason "
-                        f"{run.get('stop_reason')!r}; expected 'stopped', 'SIGTERM'")
+        failures.append(
+            f"run.json: status {run.get('status')!r}, stop_reason "
+            f"{run.get('stop_reason')!r}; expected 'stopped', 'SIGTERM'"
+        )
     if run.get("stopped_in") != expected_phase:
-        failures.append(f"run.json: stopped_in {run.get('stopped_in')!r}, expected {expected_phase!r}")
+        failures.append(
+            f"run.json: stopped_in {run.get('stopped_in')!r}, expected {expected_phase!r}"
+        )
     for failure in failures:
         print("FAIL:", failure)
     if failures:

@@ -4,8 +4,8 @@
 
 #include "tessera/app/run_folder.hpp"
 
-using tessera::app::case_differences;
 using nlohmann::json;
+using tessera::app::case_differences;
 
 namespace {
 
@@ -57,7 +57,6 @@ TEST_CASE("every other difference is listed with its path, old and new value") {
   now["training"]["stages"][0]["points"] = 4096;
   now.erase("device");
   const auto listed = case_differences(two_stage_case(), now, 0);
-  CHECK(listed == std::vector<std::string>{"network.hidden: [20,20] -> [40,40,40]",
-                                           "seed: 1 -> 7",
+  CHECK(listed == std::vector<std::string>{"network.hidden: [20,20] -> [40,40,40]", "seed: 1 -> 7",
                                            "training.stages.0.points: (absent) -> 4096"});
 }

@@ -1,0 +1,19 @@
+#pragma once
+/// Sizes checked before anything is allocated: a case whose networks, points, subdomains or
+/// output grid would not fit in memory is refused with one line naming the key, the estimate and
+/// the limit, from `tessera check` as from `tessera run`.
+#include <cstdint>
+
+#include "tessera/io/case.hpp"
+
+namespace tessera::app {
+
+/// The memory one rank may use: TESSERA_MEMORY_PER_RANK (bytes, or with a K/M/G/T suffix) when
+/// set, else the machine's physical memory. Throws on a malformed value.
+double memory_limit_bytes();
+
+/// Throws when the estimated memory of one of `ranks` ranks exceeds `limit_bytes`; the message
+/// names the key whose share is largest.
+void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes);
+
+}  // namespace tessera::app

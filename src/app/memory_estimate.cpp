@@ -1,0 +1,127 @@
+#include "tessera/app/memory_estimate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::app {
+namespace {
+
+constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+
+/// One contribution to the estimate, with the key a user changes to shrink it.
+struct Share {
+  std::string key;
+  std::string what;
+  double bytes = 0;
+};
+
+int64_t subdomain_count(const io::Case& c) {
+  double count = 1;
+  for (const auto& [axis, pieces] : c.decomposition.split) count *= pieces;
+  for (const auto& [axis, cuts] : c.decomposition.cuts) count *= static_cast<double>(cuts.size() + 1);
+  return static_cast<int64_t>(std::min(count, 1e18));
+}
+
+double parameters(const io::NetworkSpec& network, std::size_t inputs, std::size_t outputs) {
+  double total = 0, in = static_cast<double>(inputs);
+  if (network.fourier_features) in = 2.0 * static_cast<double>(network.fourier_features->first);
+  for (int64_t width : network.hidden) total += (in + 1) * width, in = static_cast<double>(width);
+  return total + (in + 1) * static_cast<double>(outputs);
+}
+
+}  // namespace
+
+double memory_limit_bytes() {
+  if (const char* text = std::getenv("TESSERA_MEMORY_PER_RANK")) {
+    char* end = nullptr;
+    double value = std::strtod(text, &end);
+    const std::string suffix = end ? end : "";
+    const std::string units = "KMGT";
+    const auto unit = suffix.size() == 1 ? units.find(static_cast<char>(std::toupper(suffix[0])))
+                                         : std::string::npos;
+    TESSERA_CHECK(end != text && value > 0 && (suffix.empty() || unit != std::string::npos),
+                  "TESSERA_MEMORY_PER_RANK=" << text
+                                             << " is not a size; give bytes or a number with K, "
+                                                "M, G or T, e.g. 16G");
+    if (!suffix.empty()) value *= std::pow(1024.0, static_cast<double>(unit + 1));
+    return value;
+  }
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes) {
+  const double bytes = c.dtype == io::FloatType::float64 ? 8.0 : 4.0;
+  const std::size_t dims = c.coordinates.size() + (c.time ? 1 : 0);
+  const double subdomains = static_cast<double>(subdomain_count(c));
+  const double per_rank = std::ceil(subdomains / std::max(1, ranks));
+
+  // Per subdomain: weights with their gradients and two Adam moments (float64 at worst, the
+  // quasi-Newton stages' type), and the forward pass's saved values: every collocation or
+  // condition point carries the value and its first and second derivatives (1 + d + d(d+1)/2
+  // streams) through every hidden layer, kept for the backward pass with the tanh derivatives.
+  double widest_parameters = parameters(c.network, dims, c.fields.size());
+  for (const auto& [id, override] : c.subdomains)
+    if (override.network)
+      widest_parameters =
+          std::max(widest_parameters, parameters(*override.network, dims, c.fields.size()));
+  double points = static_cast<double>(c.training.collocation.points);
+  for (const auto& stage : c.training.stages)
+    if (stage.collocation_points) points = std::max(points, double(*stage.collocation_points));
+  for (const auto& [id, override] : c.subdomains)
+    if (override.collocation_points) points = std::max(points, double(*override.collocation_points));
+  double condition_points = 0;
+  for (const auto& condition : c.conditions) condition_points += static_cast<double>(condition.points);
+  double widths = 0;
+  for (int64_t width : c.network.hidden) widths += static_cast<double>(width);
+  const double streams = 1.0 + dims + dims * (dims + 1) / 2.0;
+  const double saved = 3.0 * streams * widths * bytes;
+
+  std::vector<Share> shares{
+      {"network.hidden", "networks and optimizer state", per_rank * widest_parameters * 4 * 8},
+      {"training.collocation.points", "collocation points through the network",
+       per_rank * points * saved},
+      {"conditions[].points", "condition points through the network",
+       per_rank * condition_points * saved},
+  };
+  double grid = 0;
+  if (!c.output.grid.empty()) {
+    grid = 1;
+    for (const auto& [axis, count] : c.output.grid) grid *= static_cast<double>(count);
+  }
+  shares.push_back({"output.grid", "output grid (coordinates and fields)",
+                    grid * static_cast<double>(dims + c.fields.size()) * 8});
+  if (subdomains > 1)
+    shares.push_back({"decomposition.split", "the partition and its interfaces",
+                      subdomains * (4096.0 + 2.0 * dims * c.decomposition.interface.points * dims * 8)});
+
+  double total = 0;
+  for (const auto& s : shares) total += s.bytes;
+  if (total <= limit_bytes) return;
+  const auto largest = *std::max_element(
+      shares.begin(), shares.end(), [](const Share& a, const Share& b) { return a.bytes < b.bytes; });
+  const auto in_gib = [](double b) {
+    std::ostringstream text;
+    text.setf(std::ios::fixed);
+    text.precision(b < 10 * gib ? 1 : 0);
+    text << b / gib;
+    return text.str();
+  };
+  TESSERA_FAIL(c.file << ": " << largest.key << ": the run would need about " << in_gib(total)
+                      << " GiB per rank, " << in_gib(largest.bytes) << " GiB of it for "
+                      << largest.what << " (" << static_cast<int64_t>(per_rank)
+                      << " subdomain(s) per rank on " << ranks << " rank(s)"
+                      << (subdomains > 1 ? " from decomposition.split" : "")
+                      << "), above the limit of " << in_gib(limit_bytes)
+                      << " GiB (this machine's memory, or TESSERA_MEMORY_PER_RANK); make it "
+                         "smaller or use more ranks");
+}
+
+}  // namespace tessera::app
