@@ -26,7 +26,8 @@ struct Share {
 int64_t subdomain_count(const io::Case& c) {
   double count = 1;
   for (const auto& [axis, pieces] : c.decomposition.split) count *= pieces;
-  for (const auto& [axis, cuts] : c.decomposition.cuts) count *= static_cast<double>(cuts.size() + 1);
+  for (const auto& [axis, cuts] : c.decomposition.cuts)
+    count *= static_cast<double>(cuts.size() + 1);
   return static_cast<int64_t>(std::min(count, 1e18));
 }
 
@@ -76,9 +77,11 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes) {
   for (const auto& stage : c.training.stages)
     if (stage.collocation_points) points = std::max(points, double(*stage.collocation_points));
   for (const auto& [id, override] : c.subdomains)
-    if (override.collocation_points) points = std::max(points, double(*override.collocation_points));
+    if (override.collocation_points)
+      points = std::max(points, double(*override.collocation_points));
   double condition_points = 0;
-  for (const auto& condition : c.conditions) condition_points += static_cast<double>(condition.points);
+  for (const auto& condition : c.conditions)
+    condition_points += static_cast<double>(condition.points);
   double widths = 0;
   for (int64_t width : c.network.hidden) widths += static_cast<double>(width);
   const double streams = 1.0 + dims + dims * (dims + 1) / 2.0;
@@ -99,14 +102,16 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes) {
   shares.push_back({"output.grid", "output grid (coordinates and fields)",
                     grid * static_cast<double>(dims + c.fields.size()) * 8});
   if (subdomains > 1)
-    shares.push_back({"decomposition.split", "the partition and its interfaces",
-                      subdomains * (4096.0 + 2.0 * dims * c.decomposition.interface.points * dims * 8)});
+    shares.push_back(
+        {"decomposition.split", "the partition and its interfaces",
+         subdomains * (4096.0 + 2.0 * dims * c.decomposition.interface.points * dims * 8)});
 
   double total = 0;
   for (const auto& s : shares) total += s.bytes;
   if (total <= limit_bytes) return;
-  const auto largest = *std::max_element(
-      shares.begin(), shares.end(), [](const Share& a, const Share& b) { return a.bytes < b.bytes; });
+  const auto largest =
+      *std::max_element(shares.begin(), shares.end(),
+                        [](const Share& a, const Share& b) { return a.bytes < b.bytes; });
   const auto in_gib = [](double b) {
     std::ostringstream text;
     text.setf(std::ios::fixed);

@@ -85,9 +85,10 @@ def lbfgs(args, folder, failures):
     ]
     process = start(args, folder, sets)
     history = os.path.join(folder, "history.jsonl")
-    reached = lambda: os.path.exists(history) and any(
-        r["iteration"] == 200 for r in read_history(folder)
-    )
+
+    def reached():
+        return os.path.exists(history) and any(r["iteration"] == 200 for r in read_history(folder))
+
     if not wait_for(reached, 120):
         failures.append("the Adam stage never reached iteration 200")
     time.sleep(1.0)
