@@ -1,9 +1,16 @@
 #include "tessera/app/rank_models.hpp"
 
 #include "tessera/app/model.hpp"
+#include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::app {
+namespace {
+
+/// Seconds between progress lines while a rank builds its subdomains.
+constexpr double progress_every_s = 5.0;
+
+}  // namespace
 
 std::vector<train::SubdomainModel*> RankModels::owned() const {
   std::vector<train::SubdomainModel*> pointers;
@@ -17,7 +24,8 @@ std::vector<int> RankModels::owned_ids() const {
   return ids;
 }
 
-RankModels build_rank_models(const parallel::Communicator& comm, const Setup& setup) {
+RankModels build_rank_models(const parallel::Communicator& comm, const Setup& setup,
+                             Console& console) {
   const auto& d = setup.decomposition;
   const auto& p = setup.problem;
   RankModels rank;
@@ -26,10 +34,21 @@ RankModels build_rank_models(const parallel::Communicator& comm, const Setup& se
   rank.groups = comm.size() / d.replicas;
   if (!p.parameters.empty())
     rank.parameters = std::make_shared<physics::SharedParameters>(p.parameters, p.dtype, p.device);
-  for (const auto& s : d.partition.subdomains())
-    if (d.rank_of[s.id] == rank.group_first)
-      rank.models.push_back(
-          build_subdomain(setup.input, p, d, s.id, rank.replica, rank.parameters));
+  std::size_t mine = 0;
+  for (const auto& s : d.partition.subdomains()) mine += d.rank_of[s.id] == rank.group_first;
+  // Many subdomains take a while to build: say how far rank 0 is, every few seconds.
+  const double started = core::now_seconds();
+  double reported = started;
+  for (const auto& s : d.partition.subdomains()) {
+    if (d.rank_of[s.id] != rank.group_first) continue;
+    rank.models.push_back(build_subdomain(setup.input, p, d, s.id, rank.replica, rank.parameters));
+    if (console.root() && core::now_seconds() - reported > progress_every_s) {
+      reported = core::now_seconds();
+      console.out() << "tessera: set-up: " << rank.models.size() << " of " << mine
+                    << " subdomains of rank 0 built (" << static_cast<int>(reported - started)
+                    << " s)" << std::endl;
+    }
+  }
   return rank;
 }
 

@@ -22,7 +22,7 @@ namespace {
 int train_and_write(const parallel::Communicator& comm, const Setup& setup, const RunClaim& claim,
                     const CommandLine& line, Console& console) {
   // 3. This rank's subdomains, their links to other ranks, and the evaluator of errors/output.
-  RankModels rank = build_rank_models(comm, setup);
+  RankModels rank = build_rank_models(comm, setup, console);
   RankLinks links = link_ranks(comm, setup, rank);
   note_idle_ranks(console, setup, rank);
   Evaluator evaluator = make_evaluator(comm, setup, rank);

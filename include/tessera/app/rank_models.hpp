@@ -26,8 +26,10 @@ struct RankModels {
   std::vector<int> owned_ids() const;
 };
 
-/// Builds the networks and loss groups of the subdomains this rank's group trains.
-RankModels build_rank_models(const parallel::Communicator& comm, const Setup& setup);
+/// Builds the networks and loss groups of the subdomains this rank's group trains; rank 0 prints
+/// its progress every few seconds when that takes long.
+RankModels build_rank_models(const parallel::Communicator& comm, const Setup& setup,
+                             Console& console);
 
 /// Says (on rank 0) when some rank groups own no subdomain and only take part in reductions.
 void note_idle_ranks(Console& console, const Setup& setup, const RankModels& rank);
