@@ -59,7 +59,8 @@ int run_command(const CommandLine& line) {
   //    Rank 0 goes first, so that it records the stop before the launcher ends the others.
   const auto comm = parallel::Communicator::world();
   core::install_stop_handlers();
-  core::start_stop_watchdog(comm.rank() == 0 ? stop_grace_s : stop_grace_s + 2, exit_stopped);
+  const double later = comm.rank() == 0 ? 0.0 : 2.0;
+  core::start_stop_watchdog(stop_grace_s + later, warning_grace_s + later, later, exit_stopped);
   if (comm.rank() == 0)
     core::set_forced_stop_action([](core::RunPhase) {
       std::fprintf(stderr, "tessera: %s during set-up: stopped before training\n",

@@ -253,15 +253,16 @@ RunClaim claim_output_folder(const parallel::Communicator& comm, const Setup& se
 void record_forced_stops(const RunClaim& claim, const std::string& output) {
   if (!claim.lock) return;
   core::set_forced_stop_action([record = claim.record, output](core::RunPhase interrupted) {
-    const std::string latest = io::latest_checkpoint(output);
-    const bool ours =
-        !latest.empty() && io::checkpoint_run_id(latest) == record.value("run_id", "");
-    const char* phase = interrupted == core::RunPhase::setup ? "set-up" : "training";
-    std::fprintf(stderr, "tessera: %s during %s: stopped without a new checkpoint; %s\n",
-                 core::stop_signal_name(), phase,
-                 ours ? ("continue from " + latest + " with --restart auto").c_str()
-                      : "no checkpoint of this run to continue from; --restart auto starts again");
     try {
+      const std::string latest = io::latest_checkpoint(output);
+      const bool ours =
+          !latest.empty() && io::checkpoint_run_id(latest) == record.value("run_id", "");
+      const char* phase = interrupted == core::RunPhase::setup ? "set-up" : "training";
+      std::fprintf(stderr, "tessera: %s during %s: stopped without a new checkpoint; %s\n",
+                   core::stop_signal_name(), phase,
+                   ours
+                       ? ("continue from " + latest + " with --restart auto").c_str()
+                       : "no checkpoint of this run to continue from; --restart auto starts again");
       auto stopped = record;
       stopped["status"] = "stopped";
       stopped["stop_reason"] = core::stop_signal_name();
@@ -270,7 +271,7 @@ void record_forced_stops(const RunClaim& claim, const std::string& output) {
       if (ours)
         stopped["checkpoint"] = fs::path(latest).lexically_relative(output).generic_string();
       write_record(output, stopped);
-    } catch (const std::exception&) {
+    } catch (...) {
       // The process ends either way; run.json then still says "running".
     }
   });

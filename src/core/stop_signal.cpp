@@ -19,7 +19,7 @@ std::function<void(RunPhase)> forced_stop_action;
 extern "C" void record_stop_signal(int signal) { received.store(signal); }
 
 /// Polls every 100 ms; ends the process when a signal has waited longer than its phase allows.
-void watch(double grace_s, int exit_code) {
+void watch(double grace_s, double warning_grace_s, double setup_delay_s, int exit_code) {
   using clock = std::chrono::steady_clock;
   const auto poll = std::chrono::milliseconds(100);
   clock::time_point seen{};
@@ -30,7 +30,10 @@ void watch(double grace_s, int exit_code) {
     const RunPhase now = phase.load();
     if (now == RunPhase::finishing) continue;
     const double waited = std::chrono::duration<double>(clock::now() - seen).count();
-    if (now == RunPhase::training && waited < grace_s) continue;
+    const double allowed = now == RunPhase::setup       ? setup_delay_s
+                           : received.load() == SIGUSR1 ? warning_grace_s
+                                                        : grace_s;
+    if (waited < allowed) continue;
     {
       std::lock_guard<std::mutex> lock(action_mutex);
       if (forced_stop_action) forced_stop_action(now);
@@ -72,9 +75,12 @@ void set_run_phase(RunPhase p) { phase.store(p); }
 
 RunPhase run_phase() { return phase.load(); }
 
-void start_stop_watchdog(double grace_s, int exit_code) {
+void start_stop_watchdog(double grace_s, double warning_grace_s, double setup_delay_s,
+                         int exit_code) {
   static std::once_flag started;
-  std::call_once(started, [&] { std::thread(watch, grace_s, exit_code).detach(); });
+  std::call_once(started, [&] {
+    std::thread(watch, grace_s, warning_grace_s, setup_delay_s, exit_code).detach();
+  });
 }
 
 void set_forced_stop_action(std::function<void(RunPhase interrupted)> action) {

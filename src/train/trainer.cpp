@@ -108,6 +108,8 @@ void Trainer::run() {
       run_quasi_newton(stage, first_step);
   }
   resume_.reset();
+  // Training is over: the final checkpoint and figures are written next, signal or not.
+  core::set_run_phase(core::RunPhase::finishing);
   if (!stop_ && callbacks_.on_checkpoint && last_checkpoint_ != iteration_) {
     auto state = capture(0);  // stage_index_ == stage count: nothing left to train
     callbacks_.on_checkpoint(state);

@@ -18,6 +18,9 @@ inline constexpr int exit_stopped = 75;
 /// rank agrees to stop and writes a checkpoint) before the watchdog ends the run with the
 /// newest complete checkpoint instead; Slurm sends SIGKILL 30 s after SIGTERM by default.
 inline constexpr double stop_grace_s = 5.0;
+/// The same for SIGUSR1, the warning a batch system sends minutes before the end (Slurm's
+/// --signal=B:USR1@300 in tools/slurm/tessera.sbatch): long enough for a slow log interval.
+inline constexpr double warning_grace_s = 240.0;
 
 /// What a checkpoint must match to continue this run (the rank count need not).
 nlohmann::json checkpoint_identity(const Setup& setup);

@@ -24,10 +24,12 @@ enum class RunPhase { setup, training, finishing };
 void set_run_phase(RunPhase phase);
 RunPhase run_phase();
 
-/// Starts the watchdog (once): after a stop signal it waits `grace_s` seconds in the training
-/// phase (none in set-up, for ever while finishing), then calls the forced-stop action with the
-/// phase it interrupted and ends the process with `exit_code`.
-void start_stop_watchdog(double grace_s, int exit_code);
+/// Starts the watchdog (once): after a stop signal it waits, in the training phase, `grace_s`
+/// seconds for SIGTERM and `warning_grace_s` for SIGUSR1 (a warning with time to spare), in
+/// set-up `setup_delay_s`, and for ever while finishing; then it calls the forced-stop action
+/// with the phase it interrupted and ends the process with `exit_code`.
+void start_stop_watchdog(double grace_s, double warning_grace_s, double setup_delay_s,
+                         int exit_code);
 /// What the watchdog does before it ends the process (e.g. record the stop); replaces the
 /// previous action. The action runs on the watchdog's thread and must not throw.
 void set_forced_stop_action(std::function<void(RunPhase interrupted)> action);
