@@ -15,7 +15,8 @@ int check_command(const CommandLine& line) {
   // A case with data-parallel replicas is checked for the smallest rank count it can run on
   // (a multiple of ranks_per_subdomain), so `tessera check` works without mpiexec.
   const int replicas = input.decomposition.ranks_per_subdomain;
-  const int world = parallel::Communicator::world().size();
+  // --ranks N checks (and sizes memory) for a job of N ranks without starting one.
+  const int world = line.ranks > 0 ? line.ranks : parallel::Communicator::world().size();
   const int ranks = (world + replicas - 1) / replicas * replicas;
   const Setup setup = prepare(std::move(input), ranks);
   if (ranks != world)

@@ -23,7 +23,7 @@ std::string usage() {
          "  --restart auto     (run) continue the folder's checkpoint (same case), or start "
          "fresh when there is none\n"
          "  --overwrite        (run) replace the results of an earlier run in the output folder\n"
-         "  --ranks N          partition: map onto N ranks (default: the job's size)\n"
+         "  --ranks N          partition, check: for N ranks (default: the job's size)\n"
          "  --help, --version\n"
          "\n"
          "examples:\n"
