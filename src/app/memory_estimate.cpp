@@ -21,6 +21,7 @@ struct Share {
   std::string key;
   std::string what;
   double bytes = 0;
+  std::string fix = "make it smaller or use more ranks";
 };
 
 int64_t subdomain_count(const io::Case& c) {
@@ -58,7 +59,8 @@ double memory_limit_bytes() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
-void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes) {
+void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
+                           const geometry::Box& space) {
   const double bytes = c.dtype == io::FloatType::float64 ? 8.0 : 4.0;
   const std::size_t dims = c.coordinates.size() + (c.time ? 1 : 0);
   const double subdomains = static_cast<double>(subdomain_count(c));
@@ -101,6 +103,20 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes) {
   }
   shares.push_back({"output.grid", "output grid (coordinates and fields)",
                     grid * static_cast<double>(dims + c.fields.size()) * 8});
+  if (c.output.mesh_max_cell_size && space.dims() > 0) {
+    // A mesh of cells of size h has about two nodes per h^d of the domain's bounding box; the
+    // mesher keeps a few hundred bytes per node, the fields eight per value and output time.
+    const double h = *c.output.mesh_max_cell_size;
+    const double nodes = 2.0 * space.measure() / std::pow(h, space.dims());
+    const double times = c.time ? static_cast<double>(c.output.mesh_times) : 1.0;
+    const double values = static_cast<double>(dims + c.fields.size() + c.equations.size());
+    shares.push_back(
+        {"output.mesh.max_cell_size",
+         "the output mesh (about " + std::to_string(static_cast<int64_t>(std::min(nodes, 1e18))) +
+             " nodes)",
+         nodes * (512.0 + times * values * 8),
+         "make the cells larger (rank 0 meshes the whole domain, every rank keeps the mesh)"});
+  }
   if (subdomains > 1)
     shares.push_back(
         {"decomposition.split", "the partition and its interfaces",
@@ -119,14 +135,13 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes) {
     text << b / gib;
     return text.str();
   };
-  TESSERA_FAIL(c.file << ": " << largest.key << ": the run would need about " << in_gib(total)
-                      << " GiB per rank, " << in_gib(largest.bytes) << " GiB of it for "
-                      << largest.what << " (" << static_cast<int64_t>(per_rank)
-                      << " subdomain(s) per rank on " << ranks << " rank(s)"
-                      << (subdomains > 1 ? " from decomposition.split" : "")
-                      << "), above the limit of " << in_gib(limit_bytes)
-                      << " GiB (this machine's memory, or TESSERA_MEMORY_PER_RANK); make it "
-                         "smaller or use more ranks");
+  TESSERA_FAIL(
+      c.file << ": " << largest.key << ": the run would need about " << in_gib(total)
+             << " GiB per rank, " << in_gib(largest.bytes) << " GiB of it for " << largest.what
+             << " (" << static_cast<int64_t>(per_rank) << " subdomain(s) per rank on " << ranks
+             << " rank(s)" << (subdomains > 1 ? " from decomposition.split" : "")
+             << "), above the limit of " << in_gib(limit_bytes)
+             << " GiB (this machine's memory, or TESSERA_MEMORY_PER_RANK); " << largest.fix);
 }
 
 }  // namespace tessera::app

@@ -74,9 +74,9 @@ int run_command(const CommandLine& line) {
   const auto& c = setup.input;
   prepare_output_directory(comm, c.output.directory);
   const RunClaim claim = claim_output_folder(comm, setup, line, console);
-  record_forced_stops(claim, c.output.directory);
-  console.log_to(c.output.directory + "/tessera.log");
   try {
+    record_forced_stops(claim, c.output.directory);
+    console.log_to(c.output.directory + "/tessera.log");
     return train_and_write(comm, setup, claim, line, console);
   } catch (const std::exception& e) {
     record_failure(claim, c.output.directory, e.what());

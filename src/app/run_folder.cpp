@@ -24,11 +24,16 @@ std::string host_name() {
 }
 
 /// A run id that no other run shares: the start time, the host and the process.
-std::string new_run_id(const std::string& started) {
+/// A UTC time without its separators, for names: 20261204T072643Z.
+std::string compact_time(const std::string& utc) {
   std::string compact;
-  for (char c : started)
+  for (char c : utc)
     if (c != '-' && c != ':') compact += c;
-  return compact + "-" + host_name() + "-" + std::to_string(::getpid());
+  return compact;
+}
+
+std::string new_run_id(const std::string& started) {
+  return compact_time(started) + "-" + host_name() + "-" + std::to_string(::getpid());
 }
 
 /// What an output folder already holds from earlier runs.
@@ -75,6 +80,28 @@ void remove_results(const std::string& output) {
     fs::remove(fs::path(output) / name, error);
 }
 
+bool is_inside(const std::string& folder, const fs::path& parent) {
+  std::error_code error;
+  return fs::weakly_canonical(fs::path(folder).parent_path(), error) ==
+         fs::weakly_canonical(parent, error);
+}
+
+/// --restart FOLDER into an output folder that already holds results: they must be the
+/// checkpoint's own run's, or the continued run's history would be appended to another's.
+void check_results_belong_to(const std::string& checkpoint, const std::string& output,
+                             const FolderContents& contents) {
+  if (!contents.results()) return;
+  if (!contents.run_json && is_inside(checkpoint, fs::path(output) / "checkpoints")) return;
+  const std::string folder_run = contents.run_json ? contents.run_json->value("run_id", "") : "";
+  const std::string checkpoint_run = io::checkpoint_run_id(checkpoint);
+  TESSERA_CHECK(!folder_run.empty() && folder_run == checkpoint_run,
+                "--restart " << checkpoint << ": output folder '" << output << "' holds "
+                             << describe(contents) << ", not the checkpoint's run "
+                             << (checkpoint_run.empty() ? "(no id)" : checkpoint_run)
+                             << "; continue it into its own output folder or an empty one, or "
+                                "replace the results there with --overwrite first");
+}
+
 /// The checkpoint to continue from ("" for a fresh run), after the folder's contents and the
 /// command line; throws with the folder and the choices where the two do not fit together.
 std::string resolve_restart(const CommandLine& line, const std::string& output,
@@ -112,7 +139,10 @@ std::string resolve_restart(const CommandLine& line, const std::string& output,
                          "--restart to start from scratch, or use --restart auto");
     return contents.latest_checkpoint;
   }
-  if (!line.restart.empty()) return line.restart;
+  if (!line.restart.empty()) {
+    check_results_belong_to(line.restart, output, contents);
+    return line.restart;
+  }
   TESSERA_CHECK(!contents.results(), "output folder '" << output << "' holds " << describe(contents)
                                                        << "; " << choices(output));
   return "";
@@ -171,13 +201,14 @@ void collect_differences(const nlohmann::json& before, const nlohmann::json& now
                 shown(now));
 }
 
-/// Throws when the checkpoint at `directory` was written for a case that differs from `now`
-/// in a key that changes the run's past; returns the checkpoint's run id ("" when it has none).
-std::string check_same_run(const std::string& directory, const nlohmann::json& now) {
-  const auto manifest = io::read_manifest(directory);
+/// Throws when the checkpoint with `manifest` at `directory` was written for a case that
+/// differs from `now` in a key that changes the run's past.
+void check_same_run(const std::string& directory, const nlohmann::json& manifest,
+                    const nlohmann::json& now) {
   if (manifest.contains("run") && manifest["run"].contains("case")) {
     const auto differences =
-        case_differences(manifest["run"]["case"], now, manifest.value("stage", int64_t{0}));
+        case_differences(manifest["run"]["case"], now, manifest.value("stage", int64_t{0}),
+                         manifest.value("stage_step", int64_t{0}));
     std::string listed;
     for (const auto& difference : differences) listed += (listed.empty() ? "" : "; ") + difference;
     if (!differences.empty())
@@ -187,7 +218,21 @@ std::string check_same_run(const std::string& directory, const nlohmann::json& n
                                   << ". Undo those changes to continue it, or start a new run "
                                      "(--overwrite, or another output.directory)");
   }
-  return io::checkpoint_run_id(directory);
+}
+
+/// A run continued from an older checkpoint of this folder abandons the later ones: they move
+/// to <output>/superseded/<this run's start>/ (kept, not deleted), so that --restart latest and
+/// pruning see only the continued line of checkpoints.
+void set_aside_later_checkpoints(const std::string& output, const std::string& checkpoint,
+                                 int64_t iteration, const std::string& started, Console& console) {
+  if (!is_inside(checkpoint, fs::path(output) / "checkpoints")) return;
+  const std::string into = (fs::path(output) / "superseded" / compact_time(started)).string();
+  const auto moved = io::set_aside_checkpoints_after(output, iteration, into);
+  if (moved.empty()) return;
+  console.out() << "tessera: continuing from iteration " << iteration << "; moved the "
+                << moved.size() << " later checkpoint(s) (" << moved.front()
+                << (moved.size() > 1 ? " .. " + moved.back() : std::string()) << ") to '" << into
+                << "'\n";
 }
 
 void write_record(const std::string& output, nlohmann::json record) {
@@ -208,7 +253,7 @@ std::string case_hash(const nlohmann::json& effective) {
 }
 
 std::vector<std::string> case_differences(const nlohmann::json& before, const nlohmann::json& now,
-                                          int64_t open_stage) {
+                                          int64_t open_stage, int64_t steps_done) {
   std::size_t stages = 0;
   if (now.contains("training") && now["training"].contains("stages") &&
       now["training"]["stages"].is_array())
@@ -216,6 +261,15 @@ std::vector<std::string> case_differences(const nlohmann::json& before, const nl
   std::vector<std::string> out;
   collect_differences(before, now, "", stages,
                       static_cast<std::size_t>(std::max<int64_t>(open_stage, 0)), out);
+  // A shorter open stage is a schedule change only while it still lies ahead.
+  if (open_stage >= 0 && static_cast<std::size_t>(open_stage) < stages) {
+    const auto& stage = now["training"]["stages"][static_cast<std::size_t>(open_stage)];
+    if (stage.contains("iterations") && stage["iterations"].is_number_integer() &&
+        stage["iterations"].get<int64_t>() < steps_done)
+      out.push_back("training.stages." + std::to_string(open_stage) + ".iterations: " +
+                    stage["iterations"].dump() + " is below the " + std::to_string(steps_done) +
+                    " steps the checkpoint already took in that stage");
+  }
   return out;
 }
 
@@ -235,7 +289,14 @@ RunClaim claim_output_folder(const parallel::Communicator& comm, const Setup& se
                                                    "output.directory");
     const std::string hash = case_hash(c.effective);
     claim.restart = resolve_restart(line, output, inspect(output), hash, console);
-    std::string run_id = claim.restart.empty() ? "" : check_same_run(claim.restart, c.effective);
+    std::string run_id;
+    if (!claim.restart.empty()) {
+      const auto manifest = io::read_manifest(claim.restart);
+      check_same_run(claim.restart, manifest, c.effective);
+      run_id = io::checkpoint_run_id(claim.restart);
+      set_aside_later_checkpoints(output, claim.restart, manifest.value("iteration", int64_t{0}),
+                                  started, console);
+    }
     if (run_id.empty()) run_id = new_run_id(started);
     claim.record = {{"run_id", run_id},
                     {"case_hash", hash},

@@ -11,8 +11,8 @@ namespace tessera::app {
 io::Case load(const CommandLine& line) { return io::load_case(line.case_file, line.overrides); }
 
 Setup prepare(io::Case input, int ranks, int local_rank) {
-  check_memory_estimate(input, ranks, memory_limit_bytes());
   Problem problem = build_problem(input, local_rank);
+  check_memory_estimate(input, ranks, memory_limit_bytes(), problem.domain->shape().bounding_box());
   Decomposition decomposition = build_decomposition(input, problem, ranks);
   add_interface_terms(problem, input, decomposition);
   train::TrainingPlan plan = training_plan(input, problem);

@@ -82,6 +82,23 @@ void prune_checkpoints(const std::string& output, int keep, const std::string& r
   }
 }
 
+std::vector<std::string> set_aside_checkpoints_after(const std::string& output, int64_t iteration,
+                                                     const std::string& into) {
+  std::vector<std::string> moved;
+  for (const auto& [number, folder] : checkpoint_folders(output)) {
+    if (number <= iteration) continue;
+    fs::create_directories(into);
+    const fs::path target = fs::path(into) / folder.filename();
+    std::error_code error;
+    fs::rename(folder, target, error);
+    TESSERA_CHECK(!error, "cannot move checkpoint '" << folder.string() << "' to '"
+                                                     << target.string() << "': " << error.message()
+                                                     << "; move or remove it by hand");
+    moved.push_back(folder.filename().string());
+  }
+  return moved;
+}
+
 std::string checkpoint_run_id(const std::string& directory) {
   std::ifstream in(fs::path(directory) / "manifest.json");
   const auto manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);

@@ -13,6 +13,9 @@ Scenarios:
   concurrent  two runs started together into one folder: one finishes with intact results,
               the other is refused.
   prune_own   continuing a run prunes only its own old checkpoints, never another run's.
+  older       continuing from an older checkpoint moves the later ones to superseded/; a stage
+              shortened below the steps already taken is refused; --restart FOLDER into a
+              folder that holds another run's results is refused.
 """
 import argparse
 import json
@@ -170,12 +173,56 @@ def prune_own(s):
     )
 
 
+def older(s):
+    sets = FIRST + ["training.checkpoint_every=100"]
+    code, text = s.run(sets)
+    s.expect(code == 0, "the first run failed", text)
+    checkpoints = os.path.join(s.folder, "checkpoints")
+    code, text = s.run(sets, "--restart", os.path.join(checkpoints, "00000300"))
+    s.expect(
+        code == 0 and "moved the 1 later checkpoint(s) (00000400)" in text,
+        "continuing from iteration 300 did not set aside the later checkpoint",
+        text,
+    )
+    superseded = os.path.join(s.folder, "superseded")
+    moved = [os.listdir(os.path.join(superseded, d)) for d in os.listdir(superseded)]
+    s.expect(moved == [["00000400"]], f"superseded/ holds {moved}, expected one 00000400")
+    iterations = [r["iteration"] for r in s.history() if not r.get("final")]
+    s.expect(
+        iterations == sorted(set(iterations)), f"history.jsonl repeats iterations: {iterations}"
+    )
+
+    code, text = s.run(
+        ["training.stages.0.iterations=100", "training.stages.0.lr=1e-3"], "--restart", "latest"
+    )
+    s.expect(
+        code != 0 and "training.stages.0.iterations: 100 is below the 400 steps" in text,
+        "a stage shortened below the steps already taken was not refused",
+        text,
+    )
+
+    other = s.folder + "_other"
+    shutil.rmtree(other, ignore_errors=True)
+    code, text = s.run(SECOND + [f"output.directory={other}"])
+    s.expect(code == 0, "the run into the other folder failed", text)
+    code, text = s.run(
+        sets + [f"output.directory={other}"], "--restart", os.path.join(checkpoints, "00000400")
+    )
+    s.expect(
+        code != 0 and "not the checkpoint's run" in text,
+        "--restart FOLDER into a folder with another run's results was not refused",
+        text,
+    )
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tessera", required=True)
     parser.add_argument("--case", required=True)
     parser.add_argument("--work", required=True)
-    parser.add_argument("scenario", choices=["mixing", "auto_fresh", "concurrent", "prune_own"])
+    parser.add_argument(
+        "scenario", choices=["mixing", "auto_fresh", "concurrent", "prune_own", "older"]
+    )
     args = parser.parse_args()
     s = Scenario(
         args.tessera,

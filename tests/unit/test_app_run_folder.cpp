@@ -60,3 +60,14 @@ TEST_CASE("every other difference is listed with its path, old and new value") {
   CHECK(listed == std::vector<std::string>{"network.hidden: [20,20] -> [40,40,40]", "seed: 1 -> 7",
                                            "training.stages.0.points: (absent) -> 4096"});
 }
+
+TEST_CASE("the open stage may be shortened only down to the steps it has already taken") {
+  auto now = two_stage_case();
+  now["training"]["stages"][0]["iterations"] = 600;
+  CHECK(case_differences(two_stage_case(), now, 0, 600).empty());
+  const auto refused = case_differences(two_stage_case(), now, 0, 700);
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0] ==
+        "training.stages.0.iterations: 600 is below the 700 steps the checkpoint already took in "
+        "that stage");
+}

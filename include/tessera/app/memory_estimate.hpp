@@ -4,6 +4,7 @@
 /// the limit, from `tessera check` as from `tessera run`.
 #include <cstdint>
 
+#include "tessera/geometry/box.hpp"
 #include "tessera/io/case.hpp"
 
 namespace tessera::app {
@@ -13,7 +14,9 @@ namespace tessera::app {
 double memory_limit_bytes();
 
 /// Throws when the estimated memory of one of `ranks` ranks exceeds `limit_bytes`; the message
-/// names the key whose share is largest.
-void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes);
+/// names the key whose share is largest. `space` is the bounding box of the spatial domain, which
+/// sizes an output mesh.
+void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
+                           const geometry::Box& space);
 
 }  // namespace tessera::app

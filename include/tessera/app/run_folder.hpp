@@ -51,8 +51,9 @@ std::string case_hash(const nlohmann::json& effective);
 /// training.checkpoint_every, training.time_limit, decomposition.ranks_per_subdomain and
 /// decomposition.balance, the last stage's iterations, and the
 /// schedule (iterations, lr, decay, warmup, clip) of stage `open_stage` (the one a checkpoint
-/// continues) and later stages.
+/// continues) and later stages, as long as the open stage keeps at least the `steps_done` it
+/// has already taken.
 std::vector<std::string> case_differences(const nlohmann::json& before, const nlohmann::json& now,
-                                          int64_t open_stage);
+                                          int64_t open_stage, int64_t steps_done = 0);
 
 }  // namespace tessera::app

@@ -4,6 +4,7 @@
 /// last, manifest.json. A folder without a manifest is an interrupted write and never counts.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,12 @@ void write_manifest(const std::string& directory, const nlohmann::json& manifest
 /// the newest complete ones, so a failing write leaves a good checkpoint, and never another
 /// run's.
 void prune_checkpoints(const std::string& output, int keep, const std::string& run_id);
+
+/// Moves the checkpoint folders after `iteration` (complete or not) into the folder `into`,
+/// so that a run continued from an earlier checkpoint neither takes them for its own newest
+/// nor prunes its new ones against them; returns their names, oldest first.
+std::vector<std::string> set_aside_checkpoints_after(const std::string& output, int64_t iteration,
+                                                     const std::string& into);
 
 /// The run id in a checkpoint's manifest (its "run" record; "" when it has none: written
 /// before runs had ids).

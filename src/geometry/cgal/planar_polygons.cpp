@@ -9,6 +9,7 @@
 #include <CGAL/Polygon_2.h>
 #include <CGAL/Polygon_set_2.h>
 #include <CGAL/Polygon_with_holes_2.h>
+#include <CGAL/version.h>
 
 #include <algorithm>
 #include <cctype>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "planar_rings.hpp"
@@ -26,6 +28,17 @@
 
 namespace tessera::geometry {
 namespace cgal {
+
+/// The alternative T of an intersection result, or null: CGAL 6 returns std::variant where
+/// CGAL 5 returned boost::variant.
+template <class T, class Variant>
+const T* alternative(const Variant& result) {
+#if CGAL_VERSION_NR >= 1060000000
+  return std::get_if<T>(&result);
+#else
+  return boost::get<T>(&result);
+#endif
+}
 
 IPolygon to_cgal(const Ring& ring) {
   IPolygon polygon;
@@ -78,7 +91,7 @@ std::optional<Contact> contact(const Edge& e, const Edge& f, bool are_adjacent) 
   if (!CGAL::do_intersect(e.segment, f.segment)) return std::nullopt;
   Contact c{&e, &f, "cross", 0.0, 0.0};
   const auto result = CGAL::intersection(e.segment, f.segment);
-  if (const auto* p = boost::get<IPoint>(&*result)) {
+  if (const auto* p = alternative<IPoint>(*result)) {
     c.x = p->x();
     c.y = p->y();
     const auto ends = {e.segment.source(), e.segment.target(), f.segment.source(),
@@ -86,7 +99,7 @@ std::optional<Contact> contact(const Edge& e, const Edge& f, bool are_adjacent) 
     for (const auto& q : ends) {
       if (CGAL::squared_distance(q, *p) == 0) c.how = "touch";
     }
-  } else if (const auto* s = boost::get<ISegment>(&*result)) {
+  } else if (const auto* s = alternative<ISegment>(*result)) {
     c.how = "overlap";
     c.x = s->source().x();
     c.y = s->source().y();
