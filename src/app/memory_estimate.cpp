@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/text.hpp"
 
 namespace tessera::app {
 namespace {
@@ -43,25 +44,33 @@ double parameters(const io::NetworkSpec& network, std::size_t inputs, std::size_
 
 double memory_limit_bytes() {
   if (const char* text = std::getenv("TESSERA_MEMORY_PER_RANK")) {
-    char* end = nullptr;
-    double value = std::strtod(text, &end);
-    const std::string suffix = end ? end : "";
-    const std::string units = "KMGT";
-    const auto unit = suffix.size() == 1 ? units.find(static_cast<char>(std::toupper(suffix[0])))
-                                         : std::string::npos;
-    TESSERA_CHECK(end != text && value > 0 && (suffix.empty() || unit != std::string::npos),
-                  "TESSERA_MEMORY_PER_RANK=" << text
-                                             << " is not a size; give bytes or a number with K, "
-                                                "M, G or T, e.g. 16G");
-    if (!suffix.empty()) value *= std::pow(1024.0, static_cast<double>(unit + 1));
-    return value;
+    const auto value = core::parse_byte_size(text);
+    TESSERA_CHECK(value, "TESSERA_MEMORY_PER_RANK=" << text
+                                                    << " is not a size; give bytes or a number "
+                                                       "with K, M, G or T, e.g. 16G");
+    return *value;
   }
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
+double pass_bytes_per_point(const io::Case& c) {
+  const double bytes = c.dtype == io::FloatType::float64 ? 8.0 : 4.0;
+  const double dims = static_cast<double>(c.coordinates.size() + (c.time ? 1 : 0));
+  double widths = 0;
+  for (int64_t width : c.network.hidden) widths += static_cast<double>(width);
+  const double streams = 1.0 + dims + dims * (dims + 1) / 2.0;
+  return 3.0 * streams * widths * bytes;
+}
+
+int64_t batch_points(const io::Case& c) {
+  const auto& batch = c.training.batch;
+  if (batch.points > 0) return batch.points;
+  if (!batch.memory_bytes) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(*batch.memory_bytes / pass_bytes_per_point(c)));
+}
+
 void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
                            const geometry::Box& space) {
-  const double bytes = c.dtype == io::FloatType::float64 ? 8.0 : 4.0;
   const std::size_t dims = c.coordinates.size() + (c.time ? 1 : 0);
   const double subdomains = static_cast<double>(subdomain_count(c));
   const double per_rank = std::ceil(subdomains / std::max(1, ranks));
@@ -84,10 +93,11 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
   double condition_points = 0;
   for (const auto& condition : c.conditions)
     condition_points += static_cast<double>(condition.points);
-  double widths = 0;
-  for (int64_t width : c.network.hidden) widths += static_cast<double>(width);
-  const double streams = 1.0 + dims + dims * (dims + 1) / 2.0;
-  const double saved = 3.0 * streams * widths * bytes;
+  // A pass in parts (training.batch) holds one part's points at a time.
+  const double saved = pass_bytes_per_point(c);
+  const double batch = static_cast<double>(batch_points(c));
+  if (batch > 0) points = std::min(points, batch);
+  if (batch > 0) condition_points = std::min(condition_points, batch);
 
   std::vector<Share> shares{
       {"network.hidden", "networks and optimizer state", per_rank * widest_parameters * 4 * 8},

@@ -1,5 +1,7 @@
 #include "tessera/app/model.hpp"
 
+#include "tessera/app/memory_estimate.hpp"
+
 #include "tessera/autodiff/reverse.hpp"
 #include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/error.hpp"
@@ -240,6 +242,7 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   plan.adaptive.alpha = c.training.weights.adaptive_alpha;
   plan.time_limit = c.training.time_limit;
   plan.checkpoint_every = c.training.checkpoint_every;
+  plan.batch_points = batch_points(c);
   return plan;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "tessera/app/model.hpp"
+#include "tessera/core/memory_usage.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::app {
@@ -115,6 +116,14 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
               : "auto (forward Taylor engine up to second order, else autograd)")
       << "\n";
   print_training_choices(out, c, p);
+  if (setup.plan.batch_points > 0) {
+    int64_t largest = 0;
+    for (const auto& [term, points] : model.points) largest = std::max(largest, points);
+    const int64_t batch = setup.plan.batch_points;
+    out << "  gradient accumulation: at most " << batch << " points of a set per part, "
+        << std::max<int64_t>(1, (largest + batch - 1) / batch)
+        << " part(s) per pass in subdomain 0\n";
+  }
   if (!p.exact.empty()) out << "  exact solution given: relative L2 error reported\n";
   if (d.replicas > 1)
     out << "  data-parallel: " << d.replicas
@@ -148,6 +157,22 @@ void print_timing_table(const parallel::Communicator& comm, const train::LogReco
   for (std::size_t i = 0; i < phases.size(); ++i) {
     std::snprintf(line, sizeof line, "  %-8s                         %9.3f %9.3f %9.3f\n",
                   phases[i].c_str(), -low[i], sum[i] / comm.size(), high[i]);
+    out << line;
+  }
+  // The resident high-water mark since training started, per rank, and of it what training
+  // added to the resident size at its start (libraries and set-up).
+  constexpr double mib = 1024.0 * 1024.0;
+  const double peak = core::peak_memory_bytes() / mib;
+  const double added = std::max(0.0, peak - core::memory_at_reset_bytes() / mib);
+  std::vector<double> high_peak{peak, added}, low_peak{-peak, -added}, sum_peak{peak, added};
+  comm.max_in_place(high_peak);
+  comm.max_in_place(low_peak);
+  comm.sum_in_place(sum_peak);
+  const char* labels[] = {"peak memory per rank, MiB:              ",
+                          "  of it added by training:             "};
+  for (int i = 0; i < 2; ++i) {
+    std::snprintf(line, sizeof line, "%s%9.1f %9.1f %9.1f\n", labels[i], -low_peak[i],
+                  sum_peak[i] / comm.size(), high_peak[i]);
     out << line;
   }
   out << std::flush;

@@ -12,6 +12,7 @@
 #include "tessera/app/run_reporter.hpp"
 #include "tessera/app/run_results.hpp"
 #include "tessera/app/setup.hpp"
+#include "tessera/core/memory_usage.hpp"
 #include "tessera/core/stop_signal.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/parallel/device_map.hpp"
@@ -40,6 +41,7 @@ int train_and_write(const parallel::Communicator& comm, const Setup& setup, cons
   if (console.root()) print_problem_summary(console.out(), setup, check_models(setup));
   if (restored) trainer.resume(std::move(*restored));
   core::set_run_phase(core::RunPhase::training);
+  core::reset_peak_memory();
   trainer.run();
   core::set_run_phase(core::RunPhase::finishing);
   reporter.report_stop(trainer, line);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 
 namespace tessera::core {
 
@@ -50,6 +52,19 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string match = closest_match(word, candidates);
   return match.empty() ? std::string() : " (did you mean '" + match + "'?)";
+}
+
+std::optional<double> parse_byte_size(const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  const std::string suffix = end ? end : "";
+  const std::string units = "KMGT";
+  const auto unit = suffix.size() == 1 ? units.find(static_cast<char>(std::toupper(suffix[0])))
+                                       : std::string::npos;
+  if (end == text.c_str() || !(value > 0) || (!suffix.empty() && unit == std::string::npos))
+    return std::nullopt;
+  if (!suffix.empty()) value *= std::pow(1024.0, static_cast<double>(unit + 1));
+  return value;
 }
 
 }  // namespace tessera::core

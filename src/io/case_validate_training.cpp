@@ -2,6 +2,7 @@
 // (fixed per loss term, or adaptive), logging, checkpoints and the time limit.
 #include <algorithm>
 
+#include "tessera/core/text.hpp"
 #include "tessera/io/case_detail.hpp"
 
 namespace tessera::io::detail {
@@ -155,6 +156,26 @@ void read_causal(const JsonNode& node, const Case& c, CausalSpec& causal) {
     node.fail("causal weights need time; this problem has no \"time\" (remove \"causal\")");
 }
 
+void read_batch(const JsonNode& node, BatchSpec& batch) {
+  const std::string example = "{\"points\": 8192} or {\"memory\": \"2G\"}";
+  if (!node.value().is_object())
+    node.fail("expected an object such as " + example + ", got " + node.describe());
+  node.check_object(keys_at("training.batch"));
+  const JsonNode points = node["points"], memory = node["memory"];
+  if (points.present() == memory.present())
+    node.fail("give either \"points\" (per part of a pass) or \"memory\" (per rank), e.g. " +
+              example);
+  if (points.present()) batch.points = points.integer(1);
+  if (!memory.present()) return;
+  const auto bytes = memory.value().is_number()
+                         ? std::optional<double>(memory.number(Range::positive))
+                         : core::parse_byte_size(memory.string());
+  if (!bytes)
+    memory.fail("expected a size in bytes or with K, M, G or T, e.g. \"2G\", got " +
+                memory.describe());
+  batch.memory_bytes = bytes;
+}
+
 }  // namespace
 
 void read_training(const JsonNode& root, Case& c) {
@@ -190,6 +211,7 @@ void read_training(const JsonNode& root, Case& c) {
         std::to_string((t.checkpoint_every / t.log_every + 1) * t.log_every));
   if (const JsonNode limit = node["time_limit"]; limit.present())
     t.time_limit = limit.number(Range::positive);
+  if (const JsonNode batch = node["batch"]; batch.present()) read_batch(batch, t.batch);
 }
 
 }  // namespace tessera::io::detail

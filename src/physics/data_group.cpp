@@ -35,15 +35,17 @@ std::set<expr::DerivativeKey> DataGroup::derivatives() const {
   return keys;
 }
 
-std::vector<TermValue> DataGroup::evaluate(const FieldEvaluator& fields, bool create_graph) const {
-  const auto env = fields.evaluate(x_, derivatives(), create_graph);
+std::vector<TermValue> DataGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
+                                           const Chunk& chunk) const {
+  const auto env = fields.evaluate(chunk.rows(x_), derivatives(), create_graph);
+  const auto values = chunk.rows(values_);
   std::vector<torch::Tensor> misfits;
   for (std::size_t k = 0; k < fields_.size(); ++k)
     misfits.push_back(env.derivatives.at({fields_[k], {}}) -
-                      values_.select(1, static_cast<int64_t>(k)));
+                      values.select(1, static_cast<int64_t>(k)));
   const auto r = torch::stack(misfits, 1);
   const auto loss = r.size(0) ? r.pow(2).sum(1).mean() : torch::zeros({}, r.options());
-  return {options_.replica.term(name_, loss, r, x_.size(0), all_points_)};
+  return {options_.replica.term(name_, loss, r, x_.size(0), all_points_, chunk)};
 }
 
 }  // namespace tessera::physics

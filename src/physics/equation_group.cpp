@@ -10,11 +10,19 @@ torch::Tensor Replica::rows(const torch::Tensor& x) const {
   return x.slice(0, n * index / count, n * (index + 1) / count);
 }
 
+torch::Tensor Chunk::rows(const torch::Tensor& x) const {
+  if (count == 1) return x;
+  const int64_t n = x.size(0);
+  return x.slice(0, first(n), end(n));
+}
+
 TermValue Replica::term(std::string name, torch::Tensor mean_square, const torch::Tensor& residual,
-                        int64_t rows, int64_t all) const {
-  // This replica's rows start at all * index / count of the whole sample.
-  const int64_t first = count > 1 ? all * index / count : 0;
-  const int64_t whole = count > 1 ? all : rows;
+                        int64_t held, int64_t all, const Chunk& chunk) const {
+  // This replica's rows start at all * index / count of the whole sample, the chunk's rows at
+  // chunk.first(held) of the replica's.
+  const int64_t first = (count > 1 ? all * index / count : 0) + chunk.first(held);
+  const int64_t whole = count > 1 ? all : held;
+  const int64_t rows = chunk.end(held) - chunk.first(held);
   torch::Tensor probe;
   if (residual.defined() && residual.numel() > 0) {
     const auto r = residual.reshape({residual.size(0), -1});
@@ -27,7 +35,8 @@ TermValue Replica::term(std::string name, torch::Tensor mean_square, const torch
     const auto signs = (1 - 2 * bit).to(r.scalar_type());
     probe = (signs * r).sum() / std::sqrt(static_cast<double>(std::max<int64_t>(whole, 1)));
   }
-  return {std::move(name), std::move(mean_square), rows, count > 1 ? all : 0, probe};
+  return {std::move(name), std::move(mean_square), rows, count > 1 || chunk.count > 1 ? whole : 0,
+          probe};
 }
 
 torch::Tensor mean_square(const torch::Tensor& residual) {
@@ -112,11 +121,38 @@ std::vector<torch::Tensor> equation_residuals(const std::vector<Equation>& equat
   return residuals;
 }
 
-std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields,
-                                               bool create_graph) const {
-  const auto residuals = equation_residuals(equations_, fields, x_, create_graph);
+void EquationGroup::prepare_chunks(const FieldEvaluator& fields, int chunks) const {
+  if (!causal() || x_.size(0) == 0) return;
+  // The causal weights and each time chunk's point count come from every row; the parts then
+  // each add their rows' weighted squares.
+  auto sums = torch::zeros({causal_->chunks}, torch::TensorOptions().dtype(x_.dtype()));
+  const auto counts = torch::bincount(chunk_.cpu(), {}, causal_->chunks).to(x_.dtype());
+  torch::AutoGradMode grad_mode(true);  // the reverse engine needs it even without a graph
+  for (int c = 0; c < chunks; ++c) {
+    const Chunk part{c, chunks};
+    const auto time_chunk = part.rows(chunk_);
+    for (const auto& r : equation_residuals(equations_, fields, part.rows(x_), false))
+      sums.index_add_(0, time_chunk.cpu(), r.detach().pow(2).cpu());
+  }
+  last_weights_ = causal_weights(sums / counts.clamp_min(1), causal_->tolerance).to(x_.device());
+  chunk_counts_ = counts.to(x_.device());
+}
+
+std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
+                                               const Chunk& chunk) const {
+  const auto x = chunk.rows(x_);
+  const auto residuals = equation_residuals(equations_, fields, x, create_graph);
   std::vector<torch::Tensor> values;
-  if (causal() && x_.size(0) > 0) {
+  if (causal() && chunk.count > 1 && x.size(0) > 0) {
+    // sum over this part's rows of w_k r^2 / (n_k K_filled), scaled to a mean over the part so
+    // that the term's share (rows / all rows) gives back the part's contribution.
+    const auto time_chunk = chunk.rows(chunk_);
+    const double filled = static_cast<double>(chunk_counts_.gt(0).sum().item<int64_t>());
+    const auto row_weight =
+        (last_weights_ / chunk_counts_.clamp_min(1)).index_select(0, time_chunk) / filled;
+    const double scale = static_cast<double>(x_.size(0)) / static_cast<double>(x.size(0));
+    for (const auto& r : residuals) values.push_back((row_weight * r.pow(2)).sum() * scale);
+  } else if (causal() && x_.size(0) > 0) {
     std::vector<torch::Tensor> chunk_losses;
     for (const auto& r : residuals)
       chunk_losses.push_back(chunk_means(r.pow(2), chunk_, causal_->chunks));
@@ -133,7 +169,7 @@ std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields,
   std::vector<TermValue> terms;
   for (std::size_t i = 0; i < equations_.size(); ++i)
     terms.push_back(sampling_.options.replica.term(equations_[i].name, values[i], residuals[i],
-                                                   x_.size(0), sampling_.points));
+                                                   x_.size(0), sampling_.points, chunk));
   return terms;
 }
 

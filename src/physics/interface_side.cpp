@@ -59,8 +59,9 @@ std::set<expr::DerivativeKey> InterfaceSide::derivatives() const {
   return keys;
 }
 
-torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool create_graph) const {
-  const auto env = fields.evaluate(points_, derivatives(), create_graph);
+torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool create_graph,
+                                          const Chunk& chunk) const {
+  const auto env = fields.evaluate(chunk.rows(points_), derivatives(), create_graph);
   std::vector<torch::Tensor> columns;
   for (int f = 0; f < fields_; ++f) columns.push_back(env.derivatives.at({f, {}}));
   if (weights_.residual > 0)
@@ -74,7 +75,8 @@ torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool cre
 }
 
 std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
-                                             const torch::Tensor& remote) const {
+                                             const torch::Tensor& remote,
+                                             const Chunk& chunk) const {
   const Layout layout = this->layout();
   const int64_t n = local.size(0);
   std::vector<TermValue> terms;
@@ -86,7 +88,7 @@ std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
   auto add = [&](const char* name, int64_t start, int64_t width, double scale) {
     auto jump = (local.narrow(1, start, width) - remote.narrow(1, start, width)) * scale;
     auto loss = n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
-    terms.push_back(replica_.term(name, loss, jump, n, all_points_));
+    terms.push_back(replica_.term(name, loss, jump, points_.size(0), all_points_, chunk));
   };
   // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2; across time u - u_earlier.
   if (weights_.continuity > 0) add(continuity_term, 0, layout.fields, time_cut ? 1.0 : 0.5);

@@ -3,14 +3,14 @@
 namespace tessera::train {
 
 std::vector<std::vector<torch::Tensor>> InterfaceCoupling::start(
-    const std::vector<SubdomainModel*>& owned, bool create_graph) {
+    const std::vector<SubdomainModel*>& owned, const std::vector<bool>& create_graph) {
   std::vector<std::vector<torch::Tensor>> locals(owned.size());
   if (!exchange_) return locals;
   exchange_->start_receives();
   for (std::size_t i = 0; i < owned.size(); ++i) {
     auto& model = *owned[i];
     for (const auto& side : model.interfaces) {
-      auto values = side->local_values(*model.fields, create_graph);
+      auto values = side->local_values(*model.fields, create_graph[i]);
       const auto message = values.detach().to(torch::kCPU, torch::kFloat64).contiguous();
       exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(),
                       message.numel());
@@ -42,18 +42,19 @@ void InterfaceCoupling::finish(const std::vector<SubdomainModel*>& owned) {
 
 void InterfaceCoupling::add_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
                                   const torch::Tensor& local,
-                                  const std::map<std::string, double>& weights) {
+                                  const std::map<std::string, double>& weights,
+                                  const physics::Chunk& chunk) {
   const auto& side = *model.interfaces[k];
-  const torch::Tensor& remote = model.remote.at(k);
-  if (!torch::isfinite(remote).all().item<bool>()) return;
-  for (const auto& term : side.losses(local, remote))
+  if (!torch::isfinite(model.remote.at(k)).all().item<bool>()) return;
+  const torch::Tensor remote = chunk.rows(model.remote.at(k));
+  for (const auto& term : side.losses(local, remote, chunk))
     loss.add(term, model.id, weights.at(term.name));
   if (side.side() == 0) {
     auto jump = torch::full({}, side.squared_jump(local.detach(), remote), torch::kFloat64);
     auto& sum = loss.jump_sums[model.id];
     sum = sum.defined() ? sum + jump : jump;
     loss.jump_counts[model.id] +=
-        static_cast<double>(side.point_count() * model.network->options().outputs);
+        static_cast<double>(local.size(0) * model.network->options().outputs);
   }
 }
 

@@ -32,6 +32,12 @@ void LocalLoss::merge(LocalLoss&& other) {
   for (auto& [s, c] : other.jump_counts) jump_counts[s] += c;
 }
 
+void LocalLoss::detach() {
+  if (total.defined()) total = total.detach();
+  for (auto& [name, t] : terms) t = t.detach();
+  probes.clear();
+}
+
 void LocalLoss::forget_subdomain(int s) {
   for (auto& [name, per] : sums) per.erase(s);
   for (auto& [name, per] : counts) per.erase(s);

@@ -204,10 +204,12 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       const bool adapt = balancer_.due(k);
       // Adaptive weighting needs every term's graph; otherwise the interior terms are
       // backpropagated while the neighbours' messages travel.
+      measuring_terms_ = adapt;
       loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt,
                                /*stop_on_nonfinite=*/false);
+      measuring_terms_ = false;
       if (adapt) update_adaptive_weights(loss);
-      if (loss.total.defined()) loss.total.backward();
+      backpropagate_rest(loss);
       sum_gradients();
       const auto may_step = guard_against_divergence(loss);
       for (std::size_t i = 0; i < optimizers.size(); ++i) {
@@ -293,7 +295,7 @@ void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
           optimizer.zero_grad();
           last = subdomain_loss(*owned_[i], /*create_graph=*/true);
           check_finite(last, *owned_[i]);
-          last.total.backward();
+          backpropagate_rest(last);
           if (!sync_.replicas) return last.total;
           // Replicas: the group's summed loss and gradient, identical on every member, so
           // every replica's L-BFGS takes the same decisions. One all-reduce per evaluation.
@@ -336,6 +338,9 @@ void Trainer::share_lbfgs_parameters() {
 
 void Trainer::update_adaptive_weights(const LocalLoss& loss) {
   auto gradients = balancer_.term_gradients(loss.probes, owned_parameters());
+  for (std::size_t t = 0; t < part_term_gradients_.size(); ++t)
+    gradients[t] += part_term_gradients_[t];
+  part_term_gradients_.clear();
   const bool replicas = sync_.replicas && !owned_.empty();
   if (replicas) {
     // Each replica holds a slice of every term: the probe's gradient is the group's sum.

@@ -102,7 +102,7 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
       core::ScopedTimer timer(compute_s_);
       point.loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/true,
                                      /*stop_on_nonfinite=*/true, &parts);
-      if (point.loss.total.defined()) point.loss.total.backward();
+      backpropagate_rest(point.loss);
     }
     std::vector<double> values(n);
     for (std::size_t i = 0; i < n; ++i) values[i] = parts[i].first + 0.5 * parts[i].second;

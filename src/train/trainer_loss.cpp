@@ -9,18 +9,70 @@
 
 namespace tessera::train {
 
-LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
+int Trainer::chunks_of(const SubdomainModel& model) const {
+  if (plan_.batch_points <= 0) return 1;
+  int64_t largest = 0;
+  for (const auto& group : model.groups) largest = std::max(largest, group->point_count());
+  for (const auto& side : model.interfaces) largest = std::max(largest, side->point_count());
+  return static_cast<int>(
+      std::max<int64_t>(1, (largest + plan_.batch_points - 1) / plan_.batch_points));
+}
+
+LocalLoss Trainer::group_terms(const SubdomainModel& model, bool create_graph,
+                               const physics::Chunk& chunk) const {
   LocalLoss loss;
   for (const auto& group : model.groups)
-    for (const auto& term : group->evaluate(*model.fields, create_graph)) {
+    for (const auto& term : group->evaluate(*model.fields, create_graph, chunk)) {
       TESSERA_ASSERT(weights_.count(term.name), "unknown loss term '" << term.name << "'");
       loss.add(term, model.id, weights_.at(term.name));
     }
-  for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
-    InterfaceCoupling::add_terms(
-        loss, model, k, model.interfaces[k]->local_values(*model.fields, create_graph), weights_);
+  return loss;
+}
+
+void Trainer::prepare_chunks(const SubdomainModel& model, int chunks) const {
+  torch::NoGradGuard no_grad;
+  for (const auto& group : model.groups) group->prepare_chunks(*model.fields, chunks);
+}
+
+void Trainer::backpropagate_part(LocalLoss& part) {
+  if (part.total.defined() && part.total.requires_grad()) {
+    if (measuring_terms_) {
+      auto gradients = balancer_.term_gradients(part.probes, owned_parameters());
+      if (part_term_gradients_.empty()) part_term_gradients_ = std::move(gradients);
+      for (std::size_t t = 0; t < gradients.size(); ++t) part_term_gradients_[t] += gradients[t];
+    }
+    part.total.backward();
+  }
+  part.detach();
+}
+
+LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
+  const int chunks = chunks_of(model);
+  const auto interface_terms = [&](LocalLoss& loss, const physics::Chunk& chunk) {
+    for (std::size_t k = 0; k < model.interfaces.size(); ++k)
+      InterfaceCoupling::add_terms(
+          loss, model, k, model.interfaces[k]->local_values(*model.fields, create_graph, chunk),
+          weights_, chunk);
+  };
+  if (chunks == 1) {
+    LocalLoss loss = group_terms(model, create_graph, {});
+    interface_terms(loss, {});
+    return loss;
+  }
+  prepare_chunks(model, chunks);
+  LocalLoss loss;
+  for (int c = 0; c < chunks; ++c) {
+    const physics::Chunk chunk{c, chunks};
+    LocalLoss part = group_terms(model, create_graph, chunk);
+    interface_terms(part, chunk);
+    backpropagate_part(part);
+    loss.merge(std::move(part));
   }
   return loss;
+}
+
+void Trainer::backpropagate_rest(const LocalLoss& loss) {
+  if (loss.total.defined() && loss.total.requires_grad()) loss.total.backward();
 }
 
 void Trainer::check_finite(const LocalLoss& loss, const SubdomainModel& model) const {
@@ -51,15 +103,25 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
     return l.total.defined() ? l.total.item<double>() : 0.0;
   };
   if (parts) parts->assign(owned_.size(), {0.0, 0.0});
+  // A subdomain evaluated in parts sends its interface values without a graph and recomputes
+  // each part's with one, so that no pass holds more than a part's graph.
+  std::vector<int> chunks(owned_.size());
+  std::vector<bool> graph(owned_.size());
+  for (std::size_t i = 0; i < owned_.size(); ++i) {
+    chunks[i] = chunks_of(*owned_[i]);
+    graph[i] = create_graph && chunks[i] == 1;
+  }
   // Interface values first and sent at once; interior work overlaps the messages in flight.
-  auto locals = coupling_.start(owned_, create_graph);
+  auto locals = coupling_.start(owned_, graph);
   LocalLoss loss;
   std::vector<LocalLoss> interior(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
-    for (const auto& group : model.groups) {
-      for (const auto& term : group->evaluate(*model.fields, create_graph))
-        interior[i].add(term, model.id, weights_.at(term.name));
+    if (chunks[i] > 1) prepare_chunks(model, chunks[i]);
+    for (int c = 0; c < chunks[i]; ++c) {
+      LocalLoss part = group_terms(model, create_graph, {c, chunks[i]});
+      if (chunks[i] > 1) backpropagate_part(part);
+      interior[i].merge(std::move(part));
       coupling_.progress();
     }
     // Before waiting: the rank whose own terms diverged reports first and ends the job.
@@ -69,7 +131,7 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
     for (std::size_t i = 0; i < owned_.size(); ++i) (*parts)[i].first = value(interior[i]);
   if (backward_interior) {
     for (auto& part : interior)
-      if (part.total.defined()) {
+      if (part.total.defined() && part.total.requires_grad()) {
         part.total.backward();
         part.total = torch::Tensor();
       }
@@ -79,8 +141,19 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
     LocalLoss interface;
-    for (std::size_t k = 0; k < model.interfaces.size(); ++k)
-      InterfaceCoupling::add_terms(interface, model, k, locals[i][k], weights_);
+    for (int c = 0; c < chunks[i]; ++c) {
+      const physics::Chunk chunk{c, chunks[i]};
+      LocalLoss part;
+      for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
+        const auto& side = *model.interfaces[k];
+        const auto local = graph[i] || !create_graph
+                               ? chunk.rows(locals[i][k])
+                               : side.local_values(*model.fields, create_graph, chunk);
+        InterfaceCoupling::add_terms(part, model, k, local, weights_, chunk);
+      }
+      if (chunks[i] > 1) backpropagate_part(part);
+      interface.merge(std::move(part));
+    }
     if (parts) (*parts)[i].second = value(interface);
     interior[i].merge(std::move(interface));
     if (stop_on_nonfinite) check_finite(interior[i], model);

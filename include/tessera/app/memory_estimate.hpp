@@ -13,6 +13,14 @@ namespace tessera::app {
 /// set, else the machine's physical memory. Throws on a malformed value.
 double memory_limit_bytes();
 
+/// Bytes one collocation point holds during a training pass: its value and first and second
+/// derivative streams through every hidden layer, kept for the backward pass.
+double pass_bytes_per_point(const io::Case& c);
+
+/// The points per part of a pass from training.batch (its `points`, or its `memory` over
+/// pass_bytes_per_point), 0 without training.batch.
+int64_t batch_points(const io::Case& c);
+
 /// Throws when the estimated memory of one of `ranks` ranks exceeds `limit_bytes`; the message
 /// names the key whose share is largest. `space` is the bounding box of the spatial domain, which
 /// sizes an output mesh.

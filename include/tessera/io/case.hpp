@@ -158,8 +158,15 @@ struct CausalSpec {
   double tolerance = 1.0;
 };
 
+/// training.batch: gradient accumulation over parts of every point set.
+struct BatchSpec {
+  int64_t points = 0;                  ///< points per part (0: not given)
+  std::optional<double> memory_bytes;  ///< or the memory a pass may hold, per rank
+};
+
 struct TrainingSpec {
   CollocationSpec collocation;
+  BatchSpec batch;
   CausalSpec causal;
   DerivativeChoice derivatives = DerivativeChoice::automatic;
   std::vector<StageSpec> stages;

@@ -27,7 +27,9 @@ class EquationGroup : public LossGroup {
                 std::optional<CausalWindow> causal = std::nullopt);
 
   void resample() override;
-  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph) const override;
+  void prepare_chunks(const FieldEvaluator& fields, int chunks) const override;
+  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
+                                  const Chunk& chunk = {}) const override;
   std::vector<std::string> term_names() const override;
   int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
@@ -70,6 +72,7 @@ class EquationGroup : public LossGroup {
   torch::Tensor
       adapted_;  ///< the whole sample from adapt(), float64 CPU (undefined: from the stream)
   mutable torch::Tensor last_weights_;
+  mutable torch::Tensor chunk_counts_;  ///< points per time chunk, from prepare_chunks()
 };
 
 /// Evaluates all equations' residuals at x: [n] each, in equation order.

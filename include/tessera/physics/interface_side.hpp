@@ -45,10 +45,13 @@ class InterfaceSide {
   /// Values per point this side sends (and receives): fields, residuals, fluxes, gradients.
   int64_t quantities() const;
 
-  /// This side's quantities at the interface points: [n, quantities()].
-  torch::Tensor local_values(const FieldEvaluator& fields, bool create_graph) const;
-  /// The interface terms from this side's values (with graph) and the neighbour's (detached).
-  std::vector<TermValue> losses(const torch::Tensor& local, const torch::Tensor& remote) const;
+  /// This side's quantities at part `chunk` of the interface points: [rows, quantities()].
+  torch::Tensor local_values(const FieldEvaluator& fields, bool create_graph,
+                             const Chunk& chunk = {}) const;
+  /// The interface terms from this side's values (with graph) and the neighbour's (detached),
+  /// both on part `chunk` of the points.
+  std::vector<TermValue> losses(const torch::Tensor& local, const torch::Tensor& remote,
+                                const Chunk& chunk = {}) const;
   /// Sum over points and fields of (u - u_other)^2 (for the interface_jump metric).
   double squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const;
   std::set<expr::DerivativeKey> derivatives() const;

@@ -38,6 +38,19 @@ struct TermValue {
   }
 };
 
+/// Part `index` of `count` of the rows a group holds: one pass of gradient accumulation
+/// (training.batch). The parts' terms carry their share of the whole term, so their losses and
+/// gradients sum to those of one pass over every row.
+struct Chunk {
+  int index = 0;
+  int count = 1;
+
+  int64_t first(int64_t rows) const { return rows * index / count; }
+  int64_t end(int64_t rows) const { return rows * (index + 1) / count; }
+  /// This part's rows of x (x itself for one part).
+  torch::Tensor rows(const torch::Tensor& x) const;
+};
+
 /// Which slice of every sample this rank keeps when `count` data-parallel replicas train one
 /// subdomain: all replicas draw the same global sample and replica `index` keeps rows
 /// [n * index / count, n * (index + 1) / count).
@@ -47,10 +60,11 @@ struct Replica {
 
   /// This replica's rows of x (x itself for one replica).
   torch::Tensor rows(const torch::Tensor& x) const;
-  /// The TermValue of `mean_square` over this replica's rows of an `all`-point sample, whose
-  /// per-point residuals are `residual` ([rows] or [rows, k]).
+  /// The TermValue of `mean_square` over part `chunk` of this replica's `held` rows of an
+  /// `all`-point sample, whose per-point residuals on that part are `residual` ([rows] or
+  /// [rows, k]).
   TermValue term(std::string name, torch::Tensor mean_square, const torch::Tensor& residual,
-                 int64_t rows, int64_t all) const;
+                 int64_t held, int64_t all, const Chunk& chunk = {}) const;
 };
 
 /// Where and how points are placed: dtype/device of the network inputs, and this rank's slice.
@@ -65,9 +79,11 @@ class LossGroup {
   virtual ~LossGroup() = default;
   /// Draws new points (advancing the group's own random stream).
   virtual void resample() = 0;
-  /// The terms on the current points; `create_graph` for training losses.
-  virtual std::vector<TermValue> evaluate(const FieldEvaluator& fields,
-                                          bool create_graph) const = 0;
+  /// The terms on part `chunk` of the current points; `create_graph` for training losses.
+  virtual std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
+                                          const Chunk& chunk = {}) const = 0;
+  /// Before a pass in `chunks` parts: what the parts need from every point (causal weights).
+  virtual void prepare_chunks(const FieldEvaluator& fields, int chunks) const {}
   /// Names of the terms evaluate() returns, in order.
   virtual std::vector<std::string> term_names() const = 0;
   /// Points per resample (for `tessera check`).

@@ -21,20 +21,26 @@ class InterfaceCoupling {
 
   bool active() const { return exchange_ != nullptr; }
 
-  /// Computes and sends every owned interface side's values; returns them (with graph when
-  /// `create_graph`), indexed like `owned`, then like each model's interfaces.
+  /// Computes and sends every owned interface side's values; returns them (with graph where
+  /// `create_graph[i]` for owned[i]), indexed like `owned`, then like each model's interfaces.
   std::vector<std::vector<torch::Tensor>> start(const std::vector<SubdomainModel*>& owned,
-                                                bool create_graph);
+                                                const std::vector<bool>& create_graph);
+  std::vector<std::vector<torch::Tensor>> start(const std::vector<SubdomainModel*>& owned,
+                                                bool create_graph) {
+    return start(owned, std::vector<bool>(owned.size(), create_graph));
+  }
   /// Lets the messages in flight advance (between pieces of interior work).
   void progress();
   /// Waits for the neighbours' values and stores them in each model's `remote`.
   void finish(const std::vector<SubdomainModel*>& owned);
 
-  /// Adds interface side `k`'s terms against `model.remote[k]` to `loss`, and its field jump
-  /// on the lower side (each interface counted once). A neighbour that diverged sent
-  /// non-finite values and is rolling back: the side then does without its terms this time.
+  /// Adds interface side `k`'s terms on part `chunk` of its points (`local`: this side's
+  /// values there) against those rows of `model.remote[k]` to `loss`, and its field jump on
+  /// the lower side (each interface counted once). A neighbour that diverged sent non-finite
+  /// values and is rolling back: the side then does without its terms this time.
   static void add_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
-                        const torch::Tensor& local, const std::map<std::string, double>& weights);
+                        const torch::Tensor& local, const std::map<std::string, double>& weights,
+                        const physics::Chunk& chunk = {});
 
   double exchange_seconds() const { return exchange_ ? exchange_->exchange_seconds() : 0.0; }
   double wait_seconds() const { return exchange_ ? exchange_->wait_seconds() : 0.0; }

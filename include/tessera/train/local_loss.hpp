@@ -25,6 +25,8 @@ struct LocalLoss {
   void merge(LocalLoss&& other);
   /// Drops subdomain `s`'s figures (it is being rolled back this iteration).
   void forget_subdomain(int s);
+  /// Keeps the values only: the graph goes (a part of a pass already backpropagated).
+  void detach();
 };
 
 }  // namespace tessera::train

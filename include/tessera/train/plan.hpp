@@ -52,7 +52,11 @@ struct TrainingPlan {
   std::map<std::string, double> weights;  ///< term name -> weight (missing: 1)
   AdaptiveWeighting adaptive;
   std::optional<double> time_limit;  ///< seconds
-  int64_t checkpoint_every = 0;      ///< 0: only at the end and when stopped
+  /// Gradient accumulation: a subdomain whose largest point set exceeds this many points is
+  /// evaluated in ceil(largest / batch_points) parts per pass, each backpropagated on its own
+  /// (0: one pass over every point).
+  int64_t batch_points = 0;
+  int64_t checkpoint_every = 0;  ///< 0: only at the end and when stopped
 };
 
 static inline const char* optimizer_name(OptimizerKind kind) {

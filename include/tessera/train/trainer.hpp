@@ -76,8 +76,22 @@ class Trainer {
 
  private:
   /// Loss of one subdomain, its interface terms recomputed against the frozen `model.remote`
-  /// (L-BFGS closures).
+  /// (L-BFGS closures). Evaluated in parts (training.batch), each part is backpropagated here
+  /// and only values come back; backpropagate_rest() then does nothing.
   LocalLoss subdomain_loss(SubdomainModel& model, bool create_graph);
+  /// Parts per pass of `model`'s points: 1, or with plan_.batch_points its largest point set
+  /// over batch_points, rounded up.
+  int chunks_of(const SubdomainModel& model) const;
+  /// The terms of `model`'s loss groups on part `chunk` of their points.
+  LocalLoss group_terms(const SubdomainModel& model, bool create_graph,
+                        const physics::Chunk& chunk) const;
+  /// Lets `model`'s groups see every point before a pass in `chunks` parts (causal weights).
+  void prepare_chunks(const SubdomainModel& model, int chunks) const;
+  /// Backpropagates one part of a pass (after measuring its terms' gradients when balancing
+  /// is due) and keeps only its values.
+  void backpropagate_part(LocalLoss& part);
+  /// Backpropagates what a loss still holds a graph of (nothing when all parts are done).
+  static void backpropagate_rest(const LocalLoss& loss);
   /// Throws, naming the subdomain, the iteration and the terms, when `loss` is not finite;
   /// checked every iteration so a diverged network never feeds NaN to its neighbours for long.
   void check_finite(const LocalLoss& loss, const SubdomainModel& model) const;
@@ -157,6 +171,10 @@ class Trainer {
   std::optional<RestoredCheckpoint> resume_;
   DivergenceGuard guard_;  ///< one slot per owned subdomain
   LossBalancer balancer_;
+  /// While balancing is due in a pass evaluated in parts: each part's term gradients (probes)
+  /// are taken before its graph goes, and summed here.
+  bool measuring_terms_ = false;
+  std::vector<torch::Tensor> part_term_gradients_;
   int64_t last_checkpoint_ = -1;
   std::string stop_reason_;
   std::map<std::string, double> weights_;
