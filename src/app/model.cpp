@@ -64,7 +64,9 @@ physics::DerivativeEngine derivative_engine(const io::Case& c, const nn::Mlp& ne
   const std::string file = c.file;
   return [choice, file, network](const autodiff::NetworkFunction& function, const torch::Tensor& x,
                                  const std::set<autodiff::Partial>& requested, bool create_graph) {
-    if (autodiff::taylor_supports(network->options(), requested))
+    // bf16 products (a stage's precision) run on the reverse engine: the forward engine's
+    // kernels are float32/float64.
+    if (!network->bf16_products() && autodiff::taylor_supports(network->options(), requested))
       return autodiff::taylor_partials(*network, x, requested, create_graph);
     TESSERA_CHECK(
         choice != io::DerivativeChoice::taylor,
@@ -182,9 +184,16 @@ train::OptimizerKind optimizer_kind(io::OptimizerChoice choice) {
 torch::Dtype stage_dtype(const io::StageSpec& stage, const Problem& p) {
   const bool dense = stage.optimizer == io::OptimizerChoice::bfgs ||
                      stage.optimizer == io::OptimizerChoice::ssbroyden;
+  if (stage.precision)
+    return *stage.precision == io::Precision::fp64 ? torch::kFloat64 : torch::kFloat32;
   if (stage.dtype)
     return *stage.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
   return dense ? torch::kFloat64 : p.dtype;
+}
+
+std::string stage_precision(const io::StageSpec& stage, const Problem& p) {
+  if (stage.precision) return io::name(*stage.precision);
+  return stage_dtype(stage, p) == torch::kFloat64 ? "fp64" : "fp32";
 }
 
 void check_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d) {
@@ -218,6 +227,14 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
     train::StagePlan stage;
     stage.optimizer = optimizer_kind(s.optimizer);
     stage.dtype = stage_dtype(s, p);
+    stage.products = s.precision == io::Precision::tf32   ? train::Products::tf32
+                     : s.precision == io::Precision::bf16 ? train::Products::bf16
+                                                          : train::Products::dtype;
+    TESSERA_CHECK(stage.products != train::Products::tf32 || p.device.is_cuda(),
+                  c.file << ": " << s.key
+                         << ".precision: \"tf32\" (TF32 matrix products) needs a CUDA device; "
+                            "this run trains on "
+                         << p.device << ": use \"fp32\", or \"bf16\" for mixed precision");
     stage.iterations = s.iterations;
     stage.lr = s.lr;
     if (stage.optimizer == train::OptimizerKind::adam) {

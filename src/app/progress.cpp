@@ -34,7 +34,10 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
     const auto& spec = c.training.stages[i];
     out << "    stage " << i << ": " << train::optimizer_name(s.optimizer) << ", " << s.iterations
         << " iterations, lr " << s.lr << ", "
-        << (s.dtype == torch::kFloat64 ? "float64" : "float32") << (spec.dtype ? "" : " (default)");
+        << (s.dtype == torch::kFloat64 ? "float64" : "float32")
+        << (spec.dtype || spec.precision ? "" : " (default)");
+    if (s.products == train::Products::tf32) out << ", TF32 products";
+    if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
     if (s.optimizer == train::OptimizerKind::adam) {
       out << ", warm-up " << s.warmup << (spec.warmup ? "" : " (default)") << ", decay x"
           << s.decay_rate.value_or(1.0) << " every " << s.decay_every

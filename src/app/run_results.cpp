@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tessera/app/console.hpp"
+#include "tessera/app/model.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/io/checkpoint_files.hpp"
@@ -93,7 +94,11 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
   if (comm.rank() != 0) return xmf.lexically_normal().string();
   const auto calls = [](const auto& sum) { return sum ? sum->calls() : 0; };
   nlohmann::json run = record;
+  nlohmann::json precision = nlohmann::json::array();
+  for (const auto& stage : c.training.stages)
+    precision.push_back(stage_precision(stage, setup.problem));
   run.update({{"versions", versions(comm.size())},
+              {"precision", precision},
               {"ranks", placement},
               {"finished", utc_now()},
               {"iterations", trainer.iterations_done()},

@@ -9,12 +9,12 @@ namespace tessera::io::detail {
 
 namespace {
 
-const std::vector<std::string> adam_keys = {"optimizer", "iterations", "lr",     "decay",
-                                            "warmup",    "clip",       "points", "dtype"};
-const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",   "history",
-                                             "tolerance", "points",     "dtype"};
-const std::vector<std::string> dense_keys = {"optimizer", "iterations", "lr",
-                                             "tolerance", "points",     "dtype"};
+const std::vector<std::string> adam_keys = {
+    "optimizer", "iterations", "lr", "decay", "warmup", "clip", "points", "dtype", "precision"};
+const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",    "history",
+                                             "tolerance", "points",     "dtype", "precision"};
+const std::vector<std::string> dense_keys = {"optimizer", "iterations", "lr",       "tolerance",
+                                             "points",    "dtype",      "precision"};
 
 const std::vector<std::string>& stage_keys(OptimizerChoice optimizer) {
   switch (optimizer) {
@@ -66,6 +66,15 @@ StageSpec read_stage(const JsonNode& node) {
     stage.collocation_points = points.integer(1);
   if (const JsonNode dtype = node["dtype"]; dtype.present())
     stage.dtype = dtype.option<FloatType>();
+  if (const JsonNode precision = node["precision"]; precision.present()) {
+    stage.precision = precision.option<Precision>();
+    const bool fp64 = *stage.precision == Precision::fp64;
+    if (stage.dtype && (*stage.dtype == FloatType::float64) != fp64)
+      precision.fail(std::string("\"") + name(*stage.precision) +
+                     "\" does not go with \"dtype\": \"" + name(*stage.dtype) +
+                     "\" in the same stage; give only \"precision\" (" +
+                     "\"fp64\" is float64, the others float32)");
+  }
   if (adam) {
     if (const JsonNode decay = node["decay"]; decay.present()) {
       decay.check_object(keys_at("training.stages[].decay"));
@@ -212,6 +221,11 @@ void read_training(const JsonNode& root, Case& c) {
   if (const JsonNode limit = node["time_limit"]; limit.present())
     t.time_limit = limit.number(Range::positive);
   if (const JsonNode batch = node["batch"]; batch.present()) read_batch(batch, t.batch);
+  for (std::size_t k = 0; k < t.stages.size(); ++k)
+    if (t.stages[k].precision == Precision::bf16 && t.derivatives == DerivativeChoice::taylor)
+      stages.elements()[k]["precision"].fail(
+          "\"bf16\" runs on the reverse engine (the forward Taylor engine's kernels are "
+          "float32/float64); set training.derivatives to \"auto\" or \"autograd\"");
 }
 
 }  // namespace tessera::io::detail

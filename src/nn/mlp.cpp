@@ -1,5 +1,7 @@
 #include "tessera/nn/mlp.hpp"
 
+#include <ATen/Context.h>
+
 #include <cmath>
 
 #include "tessera/core/error.hpp"
@@ -114,13 +116,26 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   const auto weight = weights();
   const std::size_t layers = weight.size();
   for (std::size_t layer = 0; layer < layers; ++layer) {
-    z = torch::addmm(biases_[layer], z, weight[layer].t());
+    if (bf16_products_)
+      z = torch::addmm(biases_[layer].to(torch::kBFloat16), z.to(torch::kBFloat16),
+                       weight[layer].t().to(torch::kBFloat16))
+              .to(biases_[layer].scalar_type());
+    else
+      z = torch::addmm(biases_[layer], z, weight[layer].t());
     if (layer + 1 < layers) {
       if (!slopes_.empty()) z = z * (*options_.adaptive_scale * slopes_[layer]);
       z = activate(options_.activation, z);
     }
   }
   return z;
+}
+
+void set_tf32_products(bool on) {
+  // "high" lets cuBLAS use TF32 for float32 products; "highest" is LibTorch's default.
+  static bool enabled = false;
+  if (on == enabled) return;
+  at::globalContext().setFloat32MatmulPrecision(on ? "high" : "highest");
+  enabled = on;
 }
 
 }  // namespace tessera::nn

@@ -66,9 +66,12 @@ void drop_stale_gradients(const std::vector<torch::Tensor>& parameters, torch::D
 
 }  // namespace
 
-void Trainer::set_dtype(torch::Dtype dtype) {
+void Trainer::set_precision(const StagePlan& stage) {
+  const torch::Dtype dtype = stage.dtype;
+  nn::set_tf32_products(stage.products == Products::tf32);
   torch::NoGradGuard no_grad;
   for (auto* s : owned_) {
+    s->network->set_bf16_products(stage.products == Products::bf16);
     s->network->to(dtype);
     drop_stale_gradients(s->network->parameters(), dtype);
     for (auto& group : s->groups) group->set_dtype(dtype);
@@ -100,7 +103,7 @@ void Trainer::run() {
     const int64_t first_step = resuming ? resume_->position.stage_step : 0;
     // A resumed stage already has its points (redrawn from the checkpoint).
     if (!resuming) apply_stage_points(stage);
-    set_dtype(stage.dtype);
+    set_precision(stage);
     set_causal(stage.optimizer == OptimizerKind::adam);
     if (stage.optimizer == OptimizerKind::adam)
       run_adam(stage, first_step);

@@ -113,9 +113,8 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
   last_checkpoint_ = iteration_;
   // The saved tensors are in the dtype of the stage they were saved in.
   if (!plan_.stages.empty())
-    set_dtype(
-        plan_.stages[std::min(static_cast<std::size_t>(position.stage), plan_.stages.size() - 1)]
-            .dtype);
+    set_precision(
+        plan_.stages[std::min(static_cast<std::size_t>(position.stage), plan_.stages.size() - 1)]);
   torch::NoGradGuard no_grad;
   guard_.resize(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {

@@ -34,8 +34,10 @@ void Trainer::prepare_chunks(const SubdomainModel& model, int chunks) const {
   for (const auto& group : model.groups) group->prepare_chunks(*model.fields, chunks);
 }
 
-void Trainer::backpropagate_part(LocalLoss& part) {
-  if (part.total.defined() && part.total.requires_grad()) {
+void Trainer::backpropagate_part(LocalLoss& part, bool create_graph) {
+  // Without create_graph (figures only) a part may still hang on the parameters' graph, whose
+  // derivative nodes the reverse engine has already freed: nothing to backpropagate then.
+  if (create_graph && part.total.defined() && part.total.requires_grad()) {
     if (measuring_terms_) {
       auto gradients = balancer_.term_gradients(part.probes, owned_parameters());
       if (part_term_gradients_.empty()) part_term_gradients_ = std::move(gradients);
@@ -65,7 +67,7 @@ LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
     const physics::Chunk chunk{c, chunks};
     LocalLoss part = group_terms(model, create_graph, chunk);
     interface_terms(part, chunk);
-    backpropagate_part(part);
+    backpropagate_part(part, create_graph);
     loss.merge(std::move(part));
   }
   return loss;
@@ -120,7 +122,7 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
     if (chunks[i] > 1) prepare_chunks(model, chunks[i]);
     for (int c = 0; c < chunks[i]; ++c) {
       LocalLoss part = group_terms(model, create_graph, {c, chunks[i]});
-      if (chunks[i] > 1) backpropagate_part(part);
+      if (chunks[i] > 1) backpropagate_part(part, create_graph);
       interior[i].merge(std::move(part));
       coupling_.progress();
     }
@@ -151,7 +153,7 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
                                : side.local_values(*model.fields, create_graph, chunk);
         InterfaceCoupling::add_terms(part, model, k, local, weights_, chunk);
       }
-      if (chunks[i] > 1) backpropagate_part(part);
+      if (chunks[i] > 1) backpropagate_part(part, create_graph);
       interface.merge(std::move(part));
     }
     if (parts) (*parts)[i].second = value(interface);

@@ -3,6 +3,10 @@
 SSBroyden stage, stopped and continued.
 
   check_stage_dtype.py --tessera BIN --mpiexec MPIEXEC --case tests/mpi/xpinn4.json --out DIR
+                       [--adam-precision bf16 --restart-ranks 2]
+
+With --adam-precision the Adam stage runs with that precision (bf16: bfloat16 products) and
+the finish says "precision": "fp64"; run.json must list both.
 
 1. An uninterrupted 2-rank run is the reference; its history names both stages, and the
    SSBroyden stage lowers the loss below the Adam stage's last value.
@@ -25,8 +29,8 @@ ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_TH
 # Runs keep their last two checkpoints: a finish of 20 iterations keeps the one at the switch
 # (200), a finish of 40 one inside the float64 stage (220).
 STAGES = (
-    'training.stages=[{"optimizer":"adam","iterations":200,"lr":0.001},'
-    '{"optimizer":"ssbroyden","iterations":%d}]'
+    'training.stages=[{"optimizer":"adam","iterations":200,"lr":0.001%s},'
+    '{"optimizer":"ssbroyden","iterations":%d%s}]'
 )
 SETS = [
     "training.log_every=20",
@@ -38,7 +42,10 @@ SETS = [
 
 def run(args, ranks, out, finish, extra=()):
     line = [args.mpiexec, "-n", str(ranks), args.tessera, "run", args.case]
-    for s in [STAGES % finish] + SETS + [f"output.directory={out}"]:
+    adam, last = "", ""
+    if args.adam_precision:
+        adam, last = f',"precision":"{args.adam_precision}"', ',"precision":"fp64"'
+    for s in [STAGES % (adam, finish, last)] + SETS + [f"output.directory={out}"]:
         line += ["--set", s]
     line += list(extra)
     print("running:", " ".join(line), flush=True)
@@ -69,6 +76,8 @@ def main():
     parser.add_argument("--case", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--timeout", type=float, default=150.0)
+    parser.add_argument("--adam-precision", default="")
+    parser.add_argument("--restart-ranks", default="2,1")
     args = parser.parse_args()
     args.out, args.case = os.path.abspath(args.out), os.path.abspath(args.case)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -76,8 +85,11 @@ def main():
 
     reference = os.path.join(args.out, "reference")
     output = run(args, 2, reference, 40).stdout
-    if "ssbroyden, 40 iterations, lr 1, float64 (default)" not in output:
-        failures.append("the summary does not show the SSBroyden stage's default float64")
+    expected = "ssbroyden, 40 iterations, lr 1, float64" + (
+        "" if args.adam_precision else " (default)"
+    )
+    if expected not in output:
+        failures.append(f"the summary does not show '{expected}'")
     short = os.path.join(args.out, "reference_short")
     run(args, 2, short, 20)
     records = [json.loads(line) for line in open(os.path.join(reference, "history.jsonl"))]
@@ -88,8 +100,11 @@ def main():
         failures.append("the float64 SSBroyden stage did not lower the loss")
     run_json = json.load(open(os.path.join(reference, "run.json")))
     print("run.json dtype:", run_json.get("case", {}).get("dtype"))
+    precision = [args.adam_precision or "fp32", "fp64"]
+    if run_json.get("precision") != precision:
+        failures.append(f"run.json precision {run_json.get('precision')}, expected {precision}")
 
-    for ranks in (2, 1):
+    for ranks in [int(r) for r in args.restart_ranks.split(",")]:
         continued_from(
             args, short, 20, 200, ranks, f"restart at the switch on {ranks} ranks", failures
         )

@@ -218,14 +218,14 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].history: not a key of an adam stage "
         "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
-        "'decay', 'warmup', 'clip', 'points', 'dtype'");
+        "'decay', 'warmup', 'clip', 'points', 'dtype', 'precision'");
 
   doc = minimal();
   doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"clip", 1}};
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].clip: not a key of an ssbroyden stage "
         "(only adam takes it); ssbroyden takes 'optimizer', 'iterations', 'lr', "
-        "'tolerance', 'points', 'dtype'");
+        "'tolerance', 'points', 'dtype', 'precision'");
 
   doc = minimal();
   doc["conditions"][0]["axis"] = "x";

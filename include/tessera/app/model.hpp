@@ -41,6 +41,10 @@ std::optional<physics::CausalWindow> causal_window(const io::Case& c,
 /// dtype for the others.
 torch::Dtype stage_dtype(const io::StageSpec& stage, const Problem& p);
 
+/// A stage's precision as run.json records it: its "precision", else "fp64" or "fp32" after
+/// its dtype.
+std::string stage_precision(const io::StageSpec& stage, const Problem& p);
+
 /// Refuses a bfgs/ssbroyden stage whose dense inverse Hessian (n^2 doubles for a network of n
 /// trainable values) would exceed `dense_hessian_limit_bytes` for some subdomain's network,
 /// naming the stage, the estimate and the limit, before any work starts.

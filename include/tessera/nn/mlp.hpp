@@ -61,8 +61,15 @@ class MlpImpl : public torch::nn::Module {
   const torch::Tensor& shift() const { return shift_; }
   const torch::Tensor& scale() const { return scale_; }
 
+  /// Mixed precision (a stage's precision "bf16"): every layer's product takes bfloat16
+  /// operands and returns float32 (float32 accumulation, as bf16 GEMMs do); the parameters,
+  /// activations and everything after stay float32.
+  void set_bf16_products(bool on) { bf16_products_ = on; }
+  bool bf16_products() const { return bf16_products_; }
+
  private:
   MlpOptions options_;
+  bool bf16_products_ = false;
   std::vector<torch::Tensor> weights_, biases_, slopes_;
   std::vector<torch::Tensor> log_scales_;  ///< s of every layer with weight factorisation
   torch::Tensor fourier_;                  ///< [feature_inputs, count] fixed, or undefined
@@ -70,5 +77,8 @@ class MlpImpl : public torch::nn::Module {
 };
 
 TORCH_MODULE(Mlp);
+
+/// TF32 matrix products on CUDA devices (a stage's precision "tf32") on or off, for the process.
+void set_tf32_products(bool on);
 
 }  // namespace tessera::nn

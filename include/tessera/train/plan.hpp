@@ -16,6 +16,10 @@ namespace tessera::train {
 /// bfgs and ssbroyden keep a dense inverse Hessian per subdomain (QuasiNewton).
 enum class OptimizerKind { adam, lbfgs, bfgs, ssbroyden };
 
+/// How the networks' matrix products run in a stage: in the stage's dtype, with TF32 on CUDA,
+/// or with bfloat16 operands (float32 parameters and results).
+enum class Products { dtype, tf32, bf16 };
+
 struct StagePlan {
   OptimizerKind optimizer = OptimizerKind::adam;
   int64_t iterations = 1000;
@@ -29,6 +33,7 @@ struct StagePlan {
   std::optional<int64_t> points;  ///< collocation points from this stage on
   /// The networks, points and shared parameters are converted to this at the stage's start.
   torch::Dtype dtype = torch::kFloat32;
+  Products products = Products::dtype;
 };
 
 /// Gradient-norm balancing (after Wang et al. 2023): every `every` Adam iterations each term i

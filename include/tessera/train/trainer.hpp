@@ -87,9 +87,9 @@ class Trainer {
                         const physics::Chunk& chunk) const;
   /// Lets `model`'s groups see every point before a pass in `chunks` parts (causal weights).
   void prepare_chunks(const SubdomainModel& model, int chunks) const;
-  /// Backpropagates one part of a pass (after measuring its terms' gradients when balancing
-  /// is due) and keeps only its values.
-  void backpropagate_part(LocalLoss& part);
+  /// Backpropagates one part of a training pass (`create_graph`; after measuring its terms'
+  /// gradients when balancing is due) and keeps only its values.
+  void backpropagate_part(LocalLoss& part, bool create_graph);
   /// Backpropagates what a loss still holds a graph of (nothing when all parts are done).
   static void backpropagate_rest(const LocalLoss& loss);
   /// Throws, naming the subdomain, the iteration and the terms, when `loss` is not finite;
@@ -123,8 +123,9 @@ class Trainer {
   /// The quasi-Newton optimizer of a stage over `parameters`.
   std::unique_ptr<torch::optim::Optimizer> quasi_newton(
       const StagePlan& stage, std::vector<torch::Tensor> parameters) const;
-  /// Converts the owned networks, their points and the shared parameters to `dtype` (a stage's).
-  void set_dtype(torch::Dtype dtype);
+  /// Converts the owned networks, their points and the shared parameters to the stage's dtype,
+  /// and sets how the networks' products run (the stage's precision).
+  void set_precision(const StagePlan& stage);
   /// At a log iteration: agrees with every rank whether to stop (signal, time limit) and
   /// writes a checkpoint when one is due. Collective over comm.
   void after_log(int64_t stage_step);
