@@ -5,10 +5,11 @@
                  [--set KEY=VALUE ...]
 
 Runs the case twice, once in one pass and once with training.batch.points chosen so that the
-largest point set is cut into --parts parts, and compares every history record: the loss and
-every term to 1e-12 (relative) where the records come from the same weights (the first one),
-and to 1e-10 after steps whose gradients were summed from parts (float64 rounding only), the
-balancing weights alike; then the final fields.
+largest point set is cut into --parts parts, and compares every history record to 1e-12
+(relative): the loss, every term and the balancing weights. The first record is the loss at the
+initial weights; every later one comes after steps (Adam, then L-BFGS, whose steps scale with
+the gradient) taken on gradients summed from the parts, so the records also compare the
+gradients. Then the final fields.
 """
 import argparse
 import json
@@ -66,15 +67,16 @@ def main():
         failures.append(f"the run in parts does not say it makes {args.parts} parts per pass")
     if len(one) != len(parts):
         failures.append(f"{len(one)} history records in one pass, {len(parts)} in parts")
-    worst = 0.0
+    worst = worst_all = 0.0
     for k, (a, b) in enumerate(zip(one, parts)):
-        bound = 1e-12 if k == 0 else 1e-10
+        bound = 1e-12
         pairs = [("loss", a["loss"], b["loss"])]
         pairs += [(f"terms.{t}", a["terms"][t], b["terms"][t]) for t in a["terms"]]
         pairs += [(f"weights.{t}", a["weights"][t], b["weights"][t]) for t in a["weights"]]
         for name, x, y in pairs:
             if k == 0:
                 worst = max(worst, relative(x, y))
+            worst_all = max(worst_all, relative(x, y))
             if relative(x, y) > bound:
                 failures.append(
                     f"iteration {a['iteration']}: {name} {x!r} in one pass, {y!r} in parts "
@@ -93,7 +95,8 @@ def main():
         print("FAIL:", failure)
     if not failures:
         print(
-            f"{len(one)} records agree; first record worst relative difference {worst:.1e} "
+            f"{len(one)} records agree; worst relative difference {worst:.1e} in the first "
+            f"record, {worst_all:.1e} in all "
             f"({args.parts} parts of <= {batch} points, {args.ranks} rank(s))"
         )
     return 1 if failures else 0
