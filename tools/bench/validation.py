@@ -23,8 +23,9 @@ computed from <name>.h5 (its <field> and <field>_exact datasets). Logs, the Mark
 --check BOUNDS takes a JSON file or an inline JSON object mapping a problem (or "*" for every
 problem not named) to a bound: a number bounds the stacked error (the only field's error for
 one-field problems), an object bounds named fields, "stacked" and, for the inverse problem, the
-relative parameter error ("nu"); null only asks for a finite error. The exit status is 1 when a
-run fails or a bound is exceeded, 2 for bad arguments.
+relative parameter error ("nu"); for the cavity also "<field>_away" and "stacked_away", the
+errors outside small disks around the lid's corners; null only asks for a finite error. The
+exit status is 1 when a run fails or a bound is exceeded, 2 for bad arguments.
 """
 import argparse
 import json
@@ -105,6 +106,10 @@ PROBLEMS = {
         "case": "cases/validation/cavity.json",
         "published": NOT_FOUND + " (Re = 100)",
         "citation": "Wang, Teng & Perdikaris 2021 (SIAM J. Sci. Comput. 43(5))",
+        # The pressure is singular (p ~ 1/r) where the lid meets the walls: it is not square-
+        # integrable there, so its L2 error on the whole square measures the two corner points.
+        # The errors are also given outside disks of this radius around them (docs/validation.md).
+        "away_from": {"points": [[0.0, 1.0], [1.0, 1.0]], "radius": 0.05},
     },
     "poisson_holes": {
         "case": "cases/validation/poisson_holes.json",
@@ -167,9 +172,12 @@ def quick_overrides(case):
     return sets
 
 
-def stacked_error(h5_path, fields):
-    """sqrt(sum_f sum (f - f_ref)^2 / sum_f sum f_ref^2) over the finite output points, or None
-    when the file lacks a <field>_exact dataset (or h5py is missing)."""
+def field_errors(h5_path, fields, away_from=None):
+    """Per field sqrt(sum (f - f_ref)^2 / sum f_ref^2) and, as "stacked",
+    sqrt(sum_f sum (f - f_ref)^2 / sum_f sum f_ref^2) over the finite output points of a 2-D
+    grid, or None when the file lacks a <field>_exact dataset (or h5py is missing). With
+    away_from ({"points": [[x, y], ...], "radius": r}), only points at distance >= r from
+    every listed point count."""
     try:
         import h5py
         import numpy as np
@@ -177,17 +185,33 @@ def stacked_error(h5_path, fields):
         return None
     if not os.path.exists(h5_path):
         return None
-    num = den = 0.0
+    errors, num, den = {}, 0.0, 0.0
     with h5py.File(h5_path, "r") as f:
+        keep = None
+        if away_from:
+            x, y = np.meshgrid(f["grid/x"][()], f["grid/y"][()])  # [ny, nx], as the fields
+            keep = np.ones_like(x, dtype=bool)
+            for cx, cy in away_from["points"]:
+                keep &= np.hypot(x - cx, y - cy) >= away_from["radius"]
         for field in fields:
             if f"fields/{field}_exact" not in f:
                 return None
             pred = f[f"fields/{field}"][()]
             ref = f[f"fields/{field}_exact"][()]
             inside = np.isfinite(pred) & np.isfinite(ref)
-            num += float(np.sum((pred[inside] - ref[inside]) ** 2))
-            den += float(np.sum(ref[inside] ** 2))
-    return math.sqrt(num / den) if den > 0 else None
+            if keep is not None:
+                inside &= keep
+            squares = float(np.sum((pred[inside] - ref[inside]) ** 2))
+            norm = float(np.sum(ref[inside] ** 2))
+            errors[field] = math.sqrt(squares / norm) if norm > 0 else None
+            num, den = num + squares, den + norm
+    errors["stacked"] = math.sqrt(num / den) if den > 0 else None
+    return errors
+
+
+def stacked_error(h5_path, fields):
+    errors = field_errors(h5_path, fields)
+    return errors["stacked"] if errors else None
 
 
 def first_error_line(log_path):
@@ -246,6 +270,10 @@ def run_problem(name, args, out_dir):
     result["fields"] = fields
     if len(fields) > 1:
         result["stacked"] = stacked_error(os.path.join(out, f"{case['name']}.h5"), fields)
+    if "away_from" in spec:
+        away = field_errors(os.path.join(out, f"{case['name']}.h5"), fields, spec["away_from"])
+        if away:
+            result["away"] = dict(away, radius=spec["away_from"]["radius"])
     elif fields[0] in result["rel_l2"]:
         result["stacked"] = result["rel_l2"][fields[0]]
     if "parameter" in spec:
@@ -275,6 +303,10 @@ def format_errors(result):
         stacked = result.get("stacked")
         parts.append(f"stacked {stacked:.2e}" if stacked is not None else "stacked n/a")
         text = ", ".join(parts)
+    if "away" in result:
+        away = result["away"]
+        parts = [f"{f} {away[f]:.2e}" for f in fields + ["stacked"] if away.get(f) is not None]
+        text += f"; at r >= {away['radius']:g} from the corners: " + ", ".join(parts)
     if "parameter" in result:
         p = result["parameter"]
         text += f"; {p['name']} = {p['value']:.5g} ({100 * p['rel_error']:.3g}% off)"
@@ -329,6 +361,9 @@ def check_bounds(results, bounds):
             continue
         figures = dict(r["rel_l2"])
         figures["stacked"] = r.get("stacked")
+        for key, value in r.get("away", {}).items():
+            if key != "radius":
+                figures[f"{key}_away"] = value
         if "parameter" in r:
             figures[r["parameter"]["name"]] = r["parameter"]["rel_error"]
         if bound is None or isinstance(bound, (int, float)):
