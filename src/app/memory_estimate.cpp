@@ -53,8 +53,57 @@ double memory_limit_bytes() {
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
+namespace {
+
+/// Whether any stage trains in float64 (its dtype or precision, or a dense quasi-Newton default).
+bool any_float64_stage(const io::Case& c) {
+  if (c.dtype == io::FloatType::float64) return true;
+  for (const auto& stage : c.training.stages) {
+    if (stage.precision) {
+      if (*stage.precision == io::Precision::fp64) return true;
+    } else if (stage.dtype) {
+      if (*stage.dtype == io::FloatType::float64) return true;
+    } else if (stage.optimizer == io::OptimizerChoice::bfgs ||
+               stage.optimizer == io::OptimizerChoice::ssbroyden) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// A subdomain's point sets at their largest (the stages' and subdomains' own collocation
+/// counts included): the collocation set, every condition's and the largest single set.
+struct PointSets {
+  double collocation = 0, conditions = 0, largest = 0;
+};
+
+PointSets point_sets(const io::Case& c) {
+  PointSets sets;
+  sets.collocation = static_cast<double>(c.training.collocation.points);
+  for (const auto& stage : c.training.stages)
+    if (stage.collocation_points)
+      sets.collocation = std::max(sets.collocation, double(*stage.collocation_points));
+  for (const auto& [id, override] : c.subdomains)
+    if (override.collocation_points)
+      sets.collocation = std::max(sets.collocation, double(*override.collocation_points));
+  sets.largest = sets.collocation;
+  for (const auto& condition : c.conditions) {
+    sets.conditions += static_cast<double>(condition.points);
+    sets.largest = std::max(sets.largest, static_cast<double>(condition.points));
+  }
+  return sets;
+}
+
+/// Parts per pass of the largest subdomain under training.batch (1 without it).
+double parts_per_pass(const io::Case& c) {
+  const double batch = static_cast<double>(batch_points(c));
+  return batch > 0 ? std::max(1.0, std::ceil(point_sets(c).largest / batch)) : 1.0;
+}
+
+}  // namespace
+
 double pass_bytes_per_point(const io::Case& c) {
-  const double bytes = c.dtype == io::FloatType::float64 ? 8.0 : 4.0;
+  const double bytes = any_float64_stage(c) ? 8.0 : 4.0;
   const double dims = static_cast<double>(c.coordinates.size() + (c.time ? 1 : 0));
   double widths = 0;
   for (int64_t width : c.network.hidden) widths += static_cast<double>(width);
@@ -66,7 +115,13 @@ int64_t batch_points(const io::Case& c) {
   const auto& batch = c.training.batch;
   if (batch.points > 0) return batch.points;
   if (!batch.memory_bytes) return 0;
-  return std::max<int64_t>(1, static_cast<int64_t>(*batch.memory_bytes / pass_bytes_per_point(c)));
+  // A part holds its share of every set at once: the parts that fit the budget with all sets'
+  // points, then the largest set's share of one part.
+  const auto sets = point_sets(c);
+  const double total = sets.collocation + sets.conditions;
+  const double parts =
+      std::max(1.0, std::ceil(total * pass_bytes_per_point(c) / *batch.memory_bytes));
+  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(sets.largest / parts)));
 }
 
 void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
@@ -84,20 +139,11 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
     if (override.network)
       widest_parameters =
           std::max(widest_parameters, parameters(*override.network, dims, c.fields.size()));
-  double points = static_cast<double>(c.training.collocation.points);
-  for (const auto& stage : c.training.stages)
-    if (stage.collocation_points) points = std::max(points, double(*stage.collocation_points));
-  for (const auto& [id, override] : c.subdomains)
-    if (override.collocation_points)
-      points = std::max(points, double(*override.collocation_points));
-  double condition_points = 0;
-  for (const auto& condition : c.conditions)
-    condition_points += static_cast<double>(condition.points);
-  // A pass in parts (training.batch) holds one part's points at a time.
+  // A pass in parts (training.batch) holds one part of every set at a time.
+  const auto sets = point_sets(c);
+  const double parts = parts_per_pass(c);
+  const double points = sets.collocation / parts, condition_points = sets.conditions / parts;
   const double saved = pass_bytes_per_point(c);
-  const double batch = static_cast<double>(batch_points(c));
-  if (batch > 0) points = std::min(points, batch);
-  if (batch > 0) condition_points = std::min(condition_points, batch);
 
   std::vector<Share> shares{
       {"network.hidden", "networks and optimizer state", per_rank * widest_parameters * 4 * 8},

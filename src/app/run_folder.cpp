@@ -81,9 +81,11 @@ void remove_results(const std::string& output) {
 }
 
 bool is_inside(const std::string& folder, const fs::path& parent) {
-  std::error_code error;
-  return fs::weakly_canonical(fs::path(folder).parent_path(), error) ==
-         fs::weakly_canonical(parent, error);
+  // Canonical first: "checkpoints/00000300/" (a trailing slash) has the same parent.
+  std::error_code folder_error, parent_error;
+  const auto canonical = fs::weakly_canonical(folder, folder_error);
+  const auto expected = fs::weakly_canonical(parent, parent_error);
+  return !folder_error && !parent_error && canonical.parent_path() == expected;
 }
 
 /// --restart FOLDER into an output folder that already holds results: they must be the
@@ -202,13 +204,21 @@ void collect_differences(const nlohmann::json& before, const nlohmann::json& now
 }
 
 /// Throws when the checkpoint with `manifest` at `directory` was written for a case that
-/// differs from `now` in a key that changes the run's past.
+/// differs from this run's case `c` in a key that changes the run's past.
 void check_same_run(const std::string& directory, const nlohmann::json& manifest,
-                    const nlohmann::json& now) {
+                    const io::Case& c) {
   if (manifest.contains("run") && manifest["run"].contains("case")) {
-    const auto differences =
-        case_differences(manifest["run"]["case"], now, manifest.value("stage", int64_t{0}),
-                         manifest.value("stage_step", int64_t{0}));
+    const int64_t open = manifest.value("stage", int64_t{0});
+    // The open stage's length as it will run, also where the file leaves it to the default.
+    nlohmann::json now = c.effective;
+    if (open >= 0 && static_cast<std::size_t>(open) < c.training.stages.size() &&
+        now.contains("training") && now["training"].contains("stages") &&
+        now["training"]["stages"].is_array() &&
+        static_cast<std::size_t>(open) < now["training"]["stages"].size())
+      now["training"]["stages"][static_cast<std::size_t>(open)]["iterations"] =
+          c.training.stages[static_cast<std::size_t>(open)].iterations;
+    const auto differences = case_differences(manifest["run"]["case"], now, open,
+                                              manifest.value("stage_step", int64_t{0}));
     std::string listed;
     for (const auto& difference : differences) listed += (listed.empty() ? "" : "; ") + difference;
     if (!differences.empty())
@@ -221,12 +231,14 @@ void check_same_run(const std::string& directory, const nlohmann::json& manifest
 }
 
 /// A run continued from an older checkpoint of this folder abandons the later ones: they move
-/// to <output>/superseded/<this run's start>/ (kept, not deleted), so that --restart latest and
-/// pruning see only the continued line of checkpoints.
+/// to <output>/superseded/<this run's start>-<pid>/ (kept, not deleted), so that --restart
+/// latest and pruning see only the continued line of checkpoints.
 void set_aside_later_checkpoints(const std::string& output, const std::string& checkpoint,
                                  int64_t iteration, const std::string& started, Console& console) {
   if (!is_inside(checkpoint, fs::path(output) / "checkpoints")) return;
-  const std::string into = (fs::path(output) / "superseded" / compact_time(started)).string();
+  const std::string into =
+      (fs::path(output) / "superseded" / (compact_time(started) + "-" + std::to_string(::getpid())))
+          .string();
   const auto moved = io::set_aside_checkpoints_after(output, iteration, into);
   if (moved.empty()) return;
   console.out() << "tessera: continuing from iteration " << iteration << "; moved the "
@@ -292,7 +304,7 @@ RunClaim claim_output_folder(const parallel::Communicator& comm, const Setup& se
     std::string run_id;
     if (!claim.restart.empty()) {
       const auto manifest = io::read_manifest(claim.restart);
-      check_same_run(claim.restart, manifest, c.effective);
+      check_same_run(claim.restart, manifest, c);
       run_id = io::checkpoint_run_id(claim.restart);
       set_aside_later_checkpoints(output, claim.restart, manifest.value("iteration", int64_t{0}),
                                   started, console);

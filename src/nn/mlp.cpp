@@ -117,9 +117,9 @@ torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   const std::size_t layers = weight.size();
   for (std::size_t layer = 0; layer < layers; ++layer) {
     if (bf16_products_)
-      z = torch::addmm(biases_[layer].to(torch::kBFloat16), z.to(torch::kBFloat16),
-                       weight[layer].t().to(torch::kBFloat16))
-              .to(biases_[layer].scalar_type());
+      z = torch::mm(z.to(torch::kBFloat16), weight[layer].t().to(torch::kBFloat16))
+              .to(biases_[layer].scalar_type()) +
+          biases_[layer];
     else
       z = torch::addmm(biases_[layer], z, weight[layer].t());
     if (layer + 1 < layers) {

@@ -143,7 +143,9 @@ std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields, boo
   const auto x = chunk.rows(x_);
   const auto residuals = equation_residuals(equations_, fields, x, create_graph);
   std::vector<torch::Tensor> values;
-  if (causal() && chunk.count > 1 && x.size(0) > 0) {
+  if (causal() && chunk.count > 1 && x.size(0) == 0) {
+    for (std::size_t i = 0; i < equations_.size(); ++i) values.push_back(mean_square(x));
+  } else if (causal() && chunk.count > 1) {
     // sum over this part's rows of w_k r^2 / (n_k K_filled), scaled to a mean over the part so
     // that the term's share (rows / all rows) gives back the part's contribution.
     const auto time_chunk = chunk.rows(chunk_);

@@ -14,7 +14,9 @@ std::vector<std::vector<torch::Tensor>> InterfaceCoupling::start(
       const auto message = values.detach().to(torch::kCPU, torch::kFloat64).contiguous();
       exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(),
                       message.numel());
-      locals[i].push_back(values);
+      // Without a graph asked for, the values may still hang on the parameters (the reverse
+      // engine's outputs do); detached, they do not keep that graph alive.
+      locals[i].push_back(create_graph[i] ? values : values.detach());
     }
   }
   return locals;

@@ -40,8 +40,10 @@ void Trainer::backpropagate_part(LocalLoss& part, bool create_graph) {
   if (create_graph && part.total.defined() && part.total.requires_grad()) {
     if (measuring_terms_) {
       auto gradients = balancer_.term_gradients(part.probes, owned_parameters());
-      if (part_term_gradients_.empty()) part_term_gradients_ = std::move(gradients);
-      for (std::size_t t = 0; t < gradients.size(); ++t) part_term_gradients_[t] += gradients[t];
+      if (part_term_gradients_.empty())
+        part_term_gradients_ = std::move(gradients);
+      else
+        for (std::size_t t = 0; t < gradients.size(); ++t) part_term_gradients_[t] += gradients[t];
     }
     part.total.backward();
   }

@@ -62,8 +62,9 @@ class MlpImpl : public torch::nn::Module {
   const torch::Tensor& scale() const { return scale_; }
 
   /// Mixed precision (a stage's precision "bf16"): every layer's product takes bfloat16
-  /// operands and returns float32 (float32 accumulation, as bf16 GEMMs do); the parameters,
-  /// activations and everything after stay float32.
+  /// operands (accumulated in float32 and returned in bfloat16, as bf16 GEMMs do) and is
+  /// converted back to float32 before the bias; the parameters, activations and everything
+  /// after stay float32.
   void set_bf16_products(bool on) { bf16_products_ = on; }
   bool bf16_products() const { return bf16_products_; }
 
