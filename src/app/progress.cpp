@@ -120,8 +120,7 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
       << "\n";
   print_training_choices(out, c, p);
   if (setup.plan.batch_points > 0) {
-    int64_t largest = 0;
-    for (const auto& [term, points] : model.points) largest = std::max(largest, points);
+    const int64_t largest = model.largest_set;
     const int64_t batch = setup.plan.batch_points;
     out << "  gradient accumulation: at most " << batch << " points of a set per part, "
         << std::max<int64_t>(1, (largest + batch - 1) / batch)

@@ -1,5 +1,6 @@
 #include "tessera/app/setup.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "tessera/app/memory_estimate.hpp"
@@ -29,12 +30,14 @@ ModelSummary check_models(const Setup& setup) {
     auto needed = g->derivatives();
     keys.insert(needed.begin(), needed.end());
     for (const auto& name : g->term_names()) summary.points[name] = g->point_count();
+    summary.largest_set = std::max(summary.largest_set, g->point_count());
   }
   for (const auto& side : model->interfaces) {
     auto needed = side->derivatives();
     keys.insert(needed.begin(), needed.end());
     for (const auto& name : physics::interface_term_names(setup.decomposition.weights))
       summary.points[name] += side->point_count();
+    summary.largest_set = std::max(summary.largest_set, side->point_count());
   }
   for (const auto& key : keys) summary.derivatives.push_back(expr::derivative_name(key, p.symbols));
   for (const auto& t : model->network->parameters()) summary.parameters += t.numel();

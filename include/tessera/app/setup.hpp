@@ -34,6 +34,9 @@ struct ModelSummary {
   std::vector<std::string> derivatives;   ///< e.g. "u_xx", in the engine's order
   std::map<std::string, int64_t> points;  ///< term -> points per resample
   int64_t parameters = 0;                 ///< trainable parameters of the network
+  /// The largest single point set (a group's or an interface side's), which training.batch
+  /// divides into parts.
+  int64_t largest_set = 0;
 };
 
 /// Builds subdomain 0 (network, derivative engine, loss groups, interface sides), which checks
