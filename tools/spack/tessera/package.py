@@ -56,9 +56,9 @@ class Tessera(CMakePackage):
     depends_on("cuda", when="+cuda")
     depends_on("nccl", when="+cuda")
 
-    # CGAL 5 only: src/geometry/cgal/planar_polygons.cpp reads CGAL::intersection results with
-    # boost::get, and CGAL 6 returns a std::variant there.
-    depends_on("cgal@5")
+    # CGAL 5 or 6: src/geometry/cgal/planar_polygons.cpp reads CGAL::intersection results as
+    # either's variant type (only CGAL 5.5.1 has been compiled).
+    depends_on("cgal@5:")
     depends_on("gmp")
     depends_on("mpfr")
     depends_on("boost")
