@@ -53,7 +53,11 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
   if (const auto& a = plan.adaptive_points)
     out << "  collocation points: redistributed by their residual every " << a->every
         << " Adam iterations (" << a->candidates << " candidates per point, exponent "
-        << a->exponent << ", constant " << a->constant << ")\n";
+        << a->exponent << ", constant " << a->constant << ")"
+        << (c.training.collocation.adaptive_given ? "" : " (default)") << "\n";
+  else
+    out << "  collocation points: fixed, or redrawn uniformly every resample_every iterations "
+           "(training.collocation.adaptive false)\n";
   for (const auto& condition : c.conditions)
     if (condition.exact)
       out << "  condition " << condition.name << ": enforced exactly on " << condition.field

@@ -199,8 +199,10 @@ void read_training(const JsonNode& root, Case& c) {
     col.points = collocation["points"].integer(1, col.points);
     col.sampler = collocation["sampler"].option(col.sampler);
     col.resample_every = collocation["resample_every"].integer(0, col.resample_every);
-    if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present())
+    if (const JsonNode adaptive = collocation["adaptive"]; adaptive.present()) {
       col.adaptive = read_adaptive_sampling(adaptive);
+      col.adaptive_given = true;
+    }
   }
   if (const JsonNode causal = node["causal"]; causal.present()) read_causal(causal, c, t.causal);
   t.derivatives = node["derivatives"].option(t.derivatives);

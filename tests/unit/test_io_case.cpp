@@ -542,11 +542,16 @@ TEST_CASE("balancing is on unless switched off; causal weights need time") {
   CHECK(c.training.stages[0].warmup == 3);
 }
 
-TEST_CASE("residual-based redistribution: true takes the defaults, an object sets them") {
+TEST_CASE("residual-based redistribution: on by default, true takes the defaults, false is off") {
   json doc = minimal();
-  doc["training"]["collocation"] = {{"adaptive", true}};
   auto c = io::case_from_json(doc, "cases/p.json");
   REQUIRE(c.training.collocation.adaptive);
+  CHECK_FALSE(c.training.collocation.adaptive_given);
+  CHECK(c.training.collocation.adaptive->every == 1000);
+  doc["training"]["collocation"] = {{"adaptive", true}};
+  c = io::case_from_json(doc, "cases/p.json");
+  REQUIRE(c.training.collocation.adaptive);
+  CHECK(c.training.collocation.adaptive_given);
   CHECK(c.training.collocation.adaptive->every == 1000);
   CHECK(c.training.collocation.adaptive->candidates == 8);
   doc["training"]["collocation"] = {

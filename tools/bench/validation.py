@@ -68,6 +68,11 @@ PROBLEMS = {
         "citation": "Wang, Sankaran, Wang & Perdikaris 2023 (arXiv:2308.08468); Wang, Li, Chen & "
         "Perdikaris 2024 (arXiv:2402.00326); tables of github.com/PredictiveIntelligenceLab/jaxpi",
     },
+    "allen_cahn_timeslabs": {
+        "case": "cases/validation/allen_cahn_timeslabs.json",
+        "published": "5.37e-5 (JAX-PI); 2.24e-5 (PirateNet), one network",
+        "citation": "as allen_cahn",
+    },
     "advection": {
         "case": "cases/validation/advection.json",
         "published": "2.02e-2 (curriculum); 8.97e-1 (plain PINN)",

@@ -110,7 +110,7 @@ struct SubdomainOverride {
   std::optional<int64_t> collocation_points;
 };
 
-/// training.collocation.adaptive: RAD (Wu et al. 2023).
+/// training.collocation.adaptive: RAD (Wu et al. 2023), on unless the case says false.
 struct AdaptiveSamplingSpec {
   int64_t every = 1000;
   int64_t candidates = 8;
@@ -121,8 +121,10 @@ struct AdaptiveSamplingSpec {
 struct CollocationSpec {
   int64_t points = 2048;
   SamplerChoice sampler = SamplerChoice::sobol;
-  int64_t resample_every = 0;                    // 0: never
-  std::optional<AdaptiveSamplingSpec> adaptive;  // residual-based redistribution (RAD)
+  int64_t resample_every = 0;  // 0: never
+  /// Residual-based redistribution (RAD); nullopt: off (`"adaptive": false`).
+  std::optional<AdaptiveSamplingSpec> adaptive = AdaptiveSamplingSpec{};
+  bool adaptive_given = false;  ///< the case sets `adaptive` (else the default above)
 };
 
 struct DecaySpec {
