@@ -69,22 +69,6 @@ void EquationGroup::resample() {
   if (causal_) chunk_ = time_chunks(x_, *causal_).to(x_.device());
 }
 
-void EquationGroup::resize_sample(int64_t points) {
-  auto& s = sampling_;
-  s.points = points;
-  if (!adapted_.defined()) {
-    resample();
-    return;
-  }
-  auto rows = adapted_.slice(0, 0, std::min(points, adapted_.size(0)));
-  if (rows.size(0) < points) {
-    s.begin_sample();
-    const auto fresh = s.region->sample_interior(points - rows.size(0), s.sampler, s.rng);
-    rows = torch::cat({rows, fresh.to(torch::kCPU, torch::kFloat64)});
-  }
-  set_adapted_points(rows);
-}
-
 void EquationGroup::set_adapted_points(const torch::Tensor& all) {
   adapted_ = all.to(torch::kCPU, torch::kFloat64);
   x_ = sampling_.place(adapted_);

@@ -49,8 +49,10 @@ void Trainer::apply_stage_points(const StagePlan& stage) {
   // Only the collocation (equation) groups follow a stage's point count.
   for (auto* s : owned_)
     for (auto& group : s->groups)
-      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
-        equations->resize_sample(*stage.points);
+      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get())) {
+        equations->set_point_count(*stage.points);
+        group->resample();
+      }
 }
 
 namespace {

@@ -92,29 +92,6 @@ TEST_CASE("RAD is deterministic for a stream and survives a dtype change and a u
   CHECK_FALSE(a.adapted_points().defined());
 }
 
-TEST_CASE("a stage's point count keeps the adapted points and fills up uniformly") {
-  auto group = bump_group();
-  group.adapt(zero_field(), ResidualSampling{});
-  const auto adapted = group.adapted_points().clone();
-  group.resize_sample(2 * kPoints);
-  REQUIRE(group.points().size(0) == 2 * kPoints);
-  CHECK(torch::equal(group.points().slice(0, 0, kPoints), adapted));
-  // The new half is uniform: about 7 % of it near the bump, against the adapted half's share.
-  const double fresh = share_near_bump(group.points().slice(0, kPoints));
-  MESSAGE("share near the bump: adapted " << share_near_bump(adapted) << ", added " << fresh);
-  CHECK(fresh < 0.1);
-  // A checkpoint holds the whole resized sample.
-  CHECK(torch::equal(group.adapted_points(), group.points()));
-
-  group.resize_sample(kPoints / 2);  // fewer: the first rows stay
-  CHECK(torch::equal(group.points(), adapted.slice(0, 0, kPoints / 2)));
-
-  auto uniform = bump_group();  // without an adapted sample: a uniform redraw of the new count
-  uniform.resize_sample(kPoints / 2);
-  CHECK(uniform.points().size(0) == kPoints / 2);
-  CHECK_FALSE(uniform.adapted_points().defined());
-}
-
 TEST_CASE("the weighted draw follows its densities and the RAD density formula") {
   // Candidates 0..9 have density 9, the other 90 density 1: each of the first ten is 9 times
   // as likely to be kept at every draw.

@@ -54,10 +54,6 @@ class EquationGroup : public LossGroup {
   const torch::Tensor& points() const { return x_; }
   /// Replace the point count (a stage's `points`); takes effect at the next resample.
   void set_point_count(int64_t points) { sampling_.points = points; }
-  /// A stage's `points`: a sample from adapt() keeps its first rows (up to `points`; the draw
-  /// puts no order on them) and is filled up with uniformly drawn ones, so the points that the
-  /// residual concentrated stay; a uniform sample is redrawn with the new count.
-  void resize_sample(int64_t points);
   core::Rng& rng() { return sampling_.rng; }
   /// Whether causal weights apply (Adam stages) or the plain mean (quasi-Newton stages, whose
   /// line search needs one objective); no effect without a causal window.
