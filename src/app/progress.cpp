@@ -55,9 +55,11 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
         << " Adam iterations (" << a->candidates << " candidates per point, exponent "
         << a->exponent << ", constant " << a->constant << ")"
         << (c.training.collocation.adaptive_given ? "" : " (default)") << "\n";
+  else if (plan.resample_every > 0)
+    out << "  collocation points: redrawn uniformly every " << plan.resample_every
+        << " Adam iterations (training.collocation.adaptive false)\n";
   else
-    out << "  collocation points: fixed, or redrawn uniformly every resample_every iterations "
-           "(training.collocation.adaptive false)\n";
+    out << "  collocation points: fixed (training.collocation.adaptive false)\n";
   for (const auto& condition : c.conditions)
     if (condition.exact)
       out << "  condition " << condition.name << ": enforced exactly on " << condition.field
