@@ -1,7 +1,8 @@
-// The NCCL backend of GradientAllReduce on CUDA tensors: the same sums as the MPI path.
-// Built only when CMake found CUDA and NCCL; exits 77 (CTest: skipped) where this rank sees no
-// GPU or LibTorch was built without CUDA. On a GPU machine:
-//   mpiexec.mpich -n 2 test_nccl     (ranks share the GPU when there is only one)
+// The CUDA path of GradientAllReduce: the same sums as the MPI path on CPU tensors, through
+// NCCL where each rank has a GPU of its own and through MPI on host copies where ranks share
+// one (NCCL refuses that). Built only when CMake found CUDA and NCCL; exits 77 (CTest: skipped)
+// where this rank sees no GPU or LibTorch was built without CUDA. On a GPU machine:
+//   mpiexec.mpich -n 2 test_nccl     (one node: rank r uses GPU r mod the GPUs it sees)
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -17,13 +18,16 @@ using tessera::parallel::GradientAllReduce;
 
 TEST_CASE("CUDA gradients are summed through NCCL like CPU ones through MPI") {
   const auto world = Communicator::world();
+  const int devices = tessera::parallel::cuda_device_count();
+  const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.rank() % devices));
+  const bool own_gpu_each = world.size() <= devices;
   for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
     auto cpu =
         torch::randn({1000, 37}, torch::TensorOptions().dtype(dtype)).set_requires_grad(true);
     cpu.mutable_grad() =
         torch::full({1000, 37}, world.rank() + 1.0, torch::TensorOptions().dtype(dtype));
-    auto gpu = cpu.detach().to(torch::kCUDA).set_requires_grad(true);
-    gpu.mutable_grad() = cpu.grad().to(torch::kCUDA);
+    auto gpu = cpu.detach().to(device).set_requires_grad(true);
+    gpu.mutable_grad() = cpu.grad().to(device);
     GradientAllReduce mpi_sum(world), nccl_sum(world);
     std::vector<double> extras{0.5};
     mpi_sum.sum_gradients({cpu});
@@ -32,6 +36,7 @@ TEST_CASE("CUDA gradients are summed through NCCL like CPU ones through MPI") {
     CHECK(torch::equal(gpu.grad().cpu(), cpu.grad()));
     CHECK(extras[0] == doctest::Approx(0.5 * world.size()));
     CHECK(nccl_sum.calls() == 1);
+    CHECK(nccl_sum.sums_through_nccl() == (world.size() > 1 && own_gpu_each));
   }
 }
 

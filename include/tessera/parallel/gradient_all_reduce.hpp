@@ -1,8 +1,9 @@
 #pragma once
 /// DDP-style gradient sums: the gradients of many tensors flattened into one bucket and summed
 /// over a communicator with a single all-reduce (never one call per parameter). CPU tensors go
-/// through MPI; CUDA tensors through NCCL when Tessera was built with it (chosen at run time by
-/// where the tensors are).
+/// through MPI. CUDA tensors go through NCCL when Tessera was built with it and every rank of the
+/// communicator has a GPU of its own; otherwise (no NCCL, or ranks sharing a GPU, which NCCL
+/// refuses) through MPI on host copies. The choice is made at the first CUDA bucket.
 #include <torch/types.h>
 
 #include <cstdint>
@@ -32,13 +33,19 @@ class GradientAllReduce {
   /// All-reduce calls made so far (the test counts one per step).
   int64_t calls() const { return calls_; }
   const Communicator& communicator() const { return comm_; }
+  /// Whether CUDA buckets are summed through NCCL (false before the first CUDA bucket, on one
+  /// rank, and where they go through MPI on host copies).
+  bool sums_through_nccl() const { return nccl_ != nullptr; }
 
  private:
   /// Sums `bucket` (contiguous) in place over comm.
   void all_reduce(torch::Tensor& bucket);
+  /// Sums a contiguous CPU bucket in place through MPI.
+  void mpi_sum(torch::Tensor& bucket);
 
   Communicator comm_;
-  std::unique_ptr<NcclAllReduce> nccl_;  ///< created at the first CUDA bucket
+  bool cuda_path_chosen_ = false;
+  std::unique_ptr<NcclAllReduce> nccl_;  ///< created at the first CUDA bucket, where usable
   int64_t calls_ = 0;
 };
 

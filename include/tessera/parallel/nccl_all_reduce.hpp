@@ -4,6 +4,8 @@
 /// and NCCL (TESSERA_HAVE_NCCL); otherwise creating one throws.
 #include <torch/types.h>
 
+#include <string>
+
 #include "tessera/parallel/environment.hpp"
 
 namespace tessera::parallel {
@@ -28,5 +30,10 @@ class NcclAllReduce {
 
 /// The number of CUDA devices the CUDA runtime sees (0 without a GPU or without NCCL support).
 int cuda_device_count();
+
+/// The PCI bus id of CUDA device `device` ("0000:19:00.0"): the same in every process on the
+/// host that uses that GPU, whatever index CUDA_VISIBLE_DEVICES gives it. Empty where the CUDA
+/// runtime cannot tell (or without NCCL support).
+std::string cuda_device_bus_id(int device);
 
 }  // namespace tessera::parallel

@@ -71,6 +71,12 @@ int cuda_device_count() {
   return count;
 }
 
+std::string cuda_device_bus_id(int device) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) return {};
+  return id;
+}
+
 bool have_nccl() { return true; }
 
 }  // namespace tessera::parallel

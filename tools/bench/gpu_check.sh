@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU checks of a build against a CUDA LibTorch, in one run on a machine with a GPU:
+#
+#   tools/bench/gpu_check.sh [BUILD_DIR] [OUT_DIR]     # defaults: build, results/gpu_check
+#
+# 1. test_nccl on 1 and 2 ranks (2 ranks on one GPU exercise the host-copy path NCCL needs);
+# 2. the seed problem at 1,000,000 points on both derivative engines beside the seed's PyTorch
+#    script (iteration_speed.py);
+# 3. the xpinn4 test case on 1 and 2 ranks on the GPU: bit-identical history and fields;
+# 4. gradient accumulation and precisions, tf32 included (batch_precision.py);
+# 5. the data-parallel inverse case (4 ranks: 2 subdomains x 2 replicas) on the GPU, shortened.
+# Each step's output goes to OUT_DIR/<step>.log and a one-line verdict to OUT_DIR/summary.log.
+# Needs mpiexec.mpich (or MPIEXEC) on PATH and a python3 with torch, numpy and h5py (PYTHON).
+set -u
+cd "$(dirname "$0")/../.."
+build=$(realpath "${1:-build}")
+out=${2:-results/gpu_check}
+mkdir -p "$out"
+mpiexec=${MPIEXEC:-mpiexec.mpich}
+python=${PYTHON:-python3}
+summary=$out/summary.log
+: >"$summary"
+
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local status=$?
+  echo "$name: exit $status, $((SECONDS - start)) s" | tee -a "$summary"
+}
+
+step nccl_1rank 120 "$mpiexec" -n 1 "$build/tests/mpi/test_nccl"
+step nccl_2ranks 120 "$mpiexec" -n 2 "$build/tests/mpi/test_nccl"
+step speed 300 "$python" tools/bench/iteration_speed.py --tessera "$build/tessera" \
+  --python "$python" --points 1000000 --device cuda --iterations 200 --log-every 50
+step identical 300 "$python" tests/mpi/check_ranks_identical.py --tessera "$build/tessera" \
+  --mpiexec "$mpiexec" --case tests/mpi/xpinn4.json --out "$out/identical" --ranks 1 2 \
+  --timeout 120 --set device=cuda
+step precision 300 "$python" tools/bench/batch_precision.py --tessera "$build/tessera" \
+  --device cuda --points 1000000 --iterations 40
+step data_parallel 300 "$mpiexec" -n 4 "$build/tessera" run cases/inverse_heat_ddp.json \
+  --set device=cuda --set "output.directory=$out/data_parallel" --overwrite \
+  --set 'training.stages=[{"optimizer": "adam", "iterations": 500}]'
+grep -h -E "ms/it|reverse / forward|seed script / forward" "$out/speed.log" >>"$summary"
+grep -h -A9 "^run " "$out/precision.log" >>"$summary"
+grep -h "identical on" "$out/identical.log" >>"$summary"
