@@ -36,6 +36,9 @@ int64_t subdomain_count(const io::Case& c) {
 double parameters(const io::NetworkSpec& network, std::size_t inputs, std::size_t outputs) {
   double total = 0, in = static_cast<double>(inputs);
   if (network.fourier_features) in = 2.0 * static_cast<double>(network.fourier_features->first);
+  // The modified MLP's two encoders are two more first layers.
+  if (network.architecture == io::ArchitectureChoice::modified_mlp)
+    total += 2 * (in + 1) * static_cast<double>(network.hidden.front());
   for (int64_t width : network.hidden) total += (in + 1) * width, in = static_cast<double>(width);
   return total + (in + 1) * static_cast<double>(outputs);
 }
@@ -107,6 +110,9 @@ double pass_bytes_per_point(const io::Case& c) {
   const double dims = static_cast<double>(c.coordinates.size() + (c.time ? 1 : 0));
   double widths = 0;
   for (int64_t width : c.network.hidden) widths += static_cast<double>(width);
+  // The modified MLP keeps its two encodings and each layer's gated mix besides.
+  if (c.network.architecture == io::ArchitectureChoice::modified_mlp)
+    widths *= 2, widths += 2.0 * static_cast<double>(c.network.hidden.front());
   const double streams = 1.0 + dims + dims * (dims + 1) / 2.0;
   return 3.0 * streams * widths * bytes;
 }

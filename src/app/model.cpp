@@ -38,6 +38,7 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
   o.inputs = p.domain->dims();
   o.outputs = static_cast<int64_t>(c.fields.size());
   o.hidden = spec.hidden;
+  o.modified = spec.architecture == io::ArchitectureChoice::modified_mlp;
   o.activation = activation_of(spec.activation);
   o.adaptive_scale = spec.adaptive_scale;
   if (spec.fourier_features) {

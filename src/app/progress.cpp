@@ -114,6 +114,7 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   for (auto h : c.network.hidden) out << ", " << h;
   out << ", " << p.symbols.fields.size() << "], " << model.parameters
       << " trainable parameters per subdomain, " << io::name(c.dtype) << " on " << p.device
+      << (c.network.architecture == io::ArchitectureChoice::modified_mlp ? ", modified MLP" : "")
       << (c.network.weight_factorization ? ", weight factorisation" : "") << "\n";
   int64_t iterations = 0;
   for (const auto& s : c.training.stages) iterations += s.iterations;

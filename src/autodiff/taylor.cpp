@@ -82,13 +82,17 @@ std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> effective_para
 }
 
 // Output streams [K, n, outputs], the output bias added to the value stream. On a CPU the whole
-// network is one fused node (taylor_network_cpu.cpp); elsewhere one product and one fused
-// element-wise node per layer over all points (a GPU wants the whole batch at once).
+// network is one fused node (taylor_network_cpu.cpp); elsewhere, and for the modified MLP
+// (taylor_modified.cpp), one product and one fused element-wise node per layer over all points
+// (a GPU wants the whole batch at once).
 torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
                         const taylor::StreamLayout& layout, TaylorPath path) {
   const auto [weights, biases] = effective_parameters(network);
   const auto activation = network.options().activation;
   const torch::Tensor features = feature_streams(network, x, layout);
+  if (network.options().modified)
+    return taylor::modified_network_streams(features, weights, biases, network.encoder_weights(),
+                                            network.encoder_biases(), activation, layout);
   if (path == TaylorPath::automatic && taylor::detail::cpu_kernel_applies(features))
     return taylor::network_streams_cpu(features, weights, biases, activation, layout);
   return taylor::network_streams_per_layer(features, weights, biases, activation, layout);

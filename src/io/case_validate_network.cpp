@@ -11,6 +11,15 @@ NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base) {
     for (const auto& width : hidden.elements(1, "layer width"))
       net.hidden.push_back(width.integer(1));
   }
+  net.architecture = node["architecture"].option(net.architecture);
+  if (net.architecture == ArchitectureChoice::modified_mlp)
+    for (int64_t width : net.hidden)
+      if (width != net.hidden.front())
+        node["hidden"].fail(
+            "the modified MLP mixes every hidden layer with encoders of one width, "
+            "so all hidden widths must be equal; got " +
+            std::to_string(net.hidden.front()) + " and " + std::to_string(width) +
+            "; give every hidden layer the same width");
   net.activation = node["activation"].option(net.activation);
   if (const JsonNode adaptive = node["adaptive_activation"]; adaptive.present()) {
     adaptive.check_object(keys_at("network.adaptive_activation"));

@@ -81,25 +81,56 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
     }
     width = out;
   }
+  if (options_.modified) {
+    const int64_t features = weights_.front().size(1), hidden = options_.hidden.front();
+    for (int64_t w : options_.hidden)
+      TESSERA_CHECK(w == hidden,
+                    "the modified MLP needs equal hidden widths, got " << hidden << " and " << w);
+    // Drawn after the layers, so those are the plain network's for the same seed.
+    const double std_dev = std::sqrt(2.0 / static_cast<double>(features + hidden));
+    for (const char* name : {"encoder_u", "encoder_v"}) {
+      encoder_weights_.push_back(register_parameter(
+          std::string(name) + (options_.weight_factorization ? "_weight_direction" : "_weight"),
+          random_tensor(rng, {hidden, features}, std_dev, options_.xavier_uniform)));
+      encoder_biases_.push_back(
+          register_parameter(std::string(name) + "_bias", torch::zeros({hidden}, torch::kFloat64)));
+    }
+  }
   // Drawn after every weight, so that W0 is the plain network's for the same seed.
   if (const auto& factorization = options_.weight_factorization) {
     torch::NoGradGuard no_grad;
-    for (std::size_t layer = 0; layer < weights_.size(); ++layer) {
-      auto s = random_tensor(rng, {weights_[layer].size(0)}, factorization->second,
-                             /*uniform=*/false) +
+    const auto factorize = [&](torch::Tensor& weight, const std::string& name) {
+      auto s = random_tensor(rng, {weight.size(0)}, factorization->second, /*uniform=*/false) +
                factorization->first;
-      weights_[layer].div_(torch::exp(s).unsqueeze(1));
-      log_scales_.push_back(register_parameter("weight_log_scale" + std::to_string(layer), s));
-    }
+      weight.div_(torch::exp(s).unsqueeze(1));
+      return register_parameter(name, s);
+    };
+    for (std::size_t layer = 0; layer < weights_.size(); ++layer)
+      log_scales_.push_back(factorize(weights_[layer], "weight_log_scale" + std::to_string(layer)));
+    for (std::size_t e = 0; e < encoder_weights_.size(); ++e)
+      encoder_log_scales_.push_back(
+          factorize(encoder_weights_[e], "encoder_log_scale" + std::to_string(e)));
   }
 }
 
-std::vector<torch::Tensor> MlpImpl::weights() const {
-  if (log_scales_.empty()) return weights_;
+namespace {
+
+// exp(s) * V row by row where the weights are factorised, else the weights themselves.
+std::vector<torch::Tensor> scaled(const std::vector<torch::Tensor>& directions,
+                                  const std::vector<torch::Tensor>& log_scales) {
+  if (log_scales.empty()) return directions;
   std::vector<torch::Tensor> product;
-  for (std::size_t layer = 0; layer < weights_.size(); ++layer)
-    product.push_back(torch::exp(log_scales_[layer]).unsqueeze(1) * weights_[layer]);
+  for (std::size_t i = 0; i < directions.size(); ++i)
+    product.push_back(torch::exp(log_scales[i]).unsqueeze(1) * directions[i]);
   return product;
+}
+
+}  // namespace
+
+std::vector<torch::Tensor> MlpImpl::weights() const { return scaled(weights_, log_scales_); }
+
+std::vector<torch::Tensor> MlpImpl::encoder_weights() const {
+  return scaled(encoder_weights_, encoder_log_scales_);
 }
 
 torch::Tensor MlpImpl::features(const torch::Tensor& x) const {
@@ -111,20 +142,31 @@ torch::Tensor MlpImpl::features(const torch::Tensor& x) const {
   return z;
 }
 
+torch::Tensor MlpImpl::affine(const torch::Tensor& z, const torch::Tensor& weight,
+                              const torch::Tensor& bias) const {
+  if (bf16_products_)
+    return torch::mm(z.to(torch::kBFloat16), weight.t().to(torch::kBFloat16))
+               .to(bias.scalar_type()) +
+           bias;
+  return torch::addmm(bias, z, weight.t());
+}
+
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   auto z = features(x);
+  torch::Tensor u, v;  // the modified MLP's encodings of the features
+  if (options_.modified) {
+    const auto encoder = encoder_weights();
+    u = activate(options_.activation, affine(z, encoder[0], encoder_biases_[0]));
+    v = activate(options_.activation, affine(z, encoder[1], encoder_biases_[1]));
+  }
   const auto weight = weights();
   const std::size_t layers = weight.size();
   for (std::size_t layer = 0; layer < layers; ++layer) {
-    if (bf16_products_)
-      z = torch::mm(z.to(torch::kBFloat16), weight[layer].t().to(torch::kBFloat16))
-              .to(biases_[layer].scalar_type()) +
-          biases_[layer];
-    else
-      z = torch::addmm(biases_[layer], z, weight[layer].t());
+    z = affine(z, weight[layer], biases_[layer]);
     if (layer + 1 < layers) {
       if (!slopes_.empty()) z = z * (*options_.adaptive_scale * slopes_[layer]);
       z = activate(options_.activation, z);
+      if (options_.modified) z = v + z * (u - v);
     }
   }
   return z;

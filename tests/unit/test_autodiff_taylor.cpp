@@ -189,6 +189,52 @@ TEST_CASE("forward engine matches the reverse engine with weight factorisation")
 }
 
 TEST_CASE(
+    "forward engine matches the reverse engine for the modified MLP: every activation, with "
+    "Fourier features, weight factorisation and adaptive activation, and on subsets of partials") {
+  torch::manual_seed(10);
+  const auto modified = [](nn::Activation activation, bool extras) {
+    nn::MlpOptions o;
+    o.inputs = 3;
+    o.outputs = 2;
+    o.hidden = {11, 11, 11};
+    o.modified = true;
+    o.activation = activation;
+    o.lower = {-1.0, 0.0, 0.5};
+    o.upper = {2.0, 1.0, 3.0};
+    if (extras) {
+      o.fourier_count = 5;
+      o.fourier_scale = 0.7;
+      o.weight_factorization = std::make_pair(0.5, 0.2);
+      o.adaptive_scale = 10.0;
+    }
+    nn::Mlp network(o);
+    torch::NoGradGuard no_grad;
+    for (auto& b : network->biases()) b.copy_(0.3 * torch::randn_like(b));
+    for (auto& b : network->encoder_biases()) b.copy_(0.3 * torch::randn_like(b));
+    for (auto& s : network->slopes()) s.fill_(0.13);
+    return network;
+  };
+  for (auto activation : all_activations)
+    for (bool extras : {false, true}) {
+      CAPTURE(name_of(activation));
+      CAPTURE(extras);
+      auto network = modified(activation, extras);
+      REQUIRE(network->encoder_weights().size() == 2);
+      const auto [values, grads] =
+          compare_engines(network, every_partial_up_to_second(3, 2), TaylorPath::automatic);
+      CHECK(values.rel < 1e-10);
+      CHECK(grads.rel < 1e-10);
+    }
+  auto network = modified(nn::Activation::tanh, false);
+  for (const std::set<Partial>& requested :
+       std::vector<std::set<Partial>>{{{0, {}}}, {{1, {0, 2}}}, {{0, {2}}, {0, {0, 1}, true}}}) {
+    const auto [values, grads] = compare_engines(network, requested, TaylorPath::automatic);
+    CHECK(values.rel < 1e-10);
+    CHECK(grads.rel < 1e-10);
+  }
+}
+
+TEST_CASE(
     "forward engine computes exactly a subset of partials (mixed only, pure only, value only)") {
   torch::manual_seed(8);
   auto network = make_network(nn::Activation::tanh, false, true);

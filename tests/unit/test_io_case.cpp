@@ -209,9 +209,9 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc = minimal();
   doc["network"] = {{"zzzzzz", 1}};
   CHECK(error_of(doc) ==
-        "cases/p.json: network.zzzzzz: unknown key; valid keys here: 'hidden', "
-        "'activation', 'adaptive_activation', 'fourier_features', 'weight_factorization', "
-        "'init'");
+        "cases/p.json: network.zzzzzz: unknown key; valid keys here: 'architecture', "
+        "'hidden', 'activation', 'adaptive_activation', 'fourier_features', "
+        "'weight_factorization', 'init'");
 
   doc = minimal();
   doc["training"]["stages"][0]["history"] = 5;
@@ -596,6 +596,21 @@ TEST_CASE("weight factorisation: true takes the defaults, an object sets them") 
   CHECK(c.network.weight_factorization->first == 0.5);
   doc["network"] = {{"weight_factorization", {{"std", -1}}}};
   CHECK(error_of(doc).rfind("cases/p.json: network.weight_factorization.std:", 0) == 0);
+}
+
+TEST_CASE("network.architecture: mlp by default, modified_mlp needs equal hidden widths") {
+  json doc = minimal();
+  CHECK(io::case_from_json(doc, "cases/p.json").network.architecture == ArchitectureChoice::mlp);
+  doc["network"] = {{"architecture", "modified_mlp"}, {"hidden", {40, 40}}};
+  CHECK(io::case_from_json(doc, "cases/p.json").network.architecture ==
+        ArchitectureChoice::modified_mlp);
+  doc["network"]["hidden"] = {40, 20};
+  CHECK(error_of(doc) ==
+        "cases/p.json: network.hidden: the modified MLP mixes every hidden layer with encoders "
+        "of one width, so all hidden widths must be equal; got 40 and 20; give every hidden "
+        "layer the same width");
+  doc["network"] = {{"architecture", "resnet"}};
+  CHECK(error_of(doc).rfind("cases/p.json: network.architecture:", 0) == 0);
 }
 
 TEST_CASE("device: \"cuda:N\" pins a device index; a malformed index names the key") {

@@ -273,3 +273,45 @@ TEST_CASE("weight factorisation starts as the plain network and trains scales an
     CHECK(p.grad().abs().sum().item<double>() > 0);
   }
 }
+
+TEST_CASE(
+    "modified MLP: encoders U, V of the features gate every hidden layer as g U + (1 - g) V, "
+    "the layers are the plain network's for the same seed, and unequal widths are refused") {
+  auto plain_options = small_options();
+  auto options = plain_options;
+  options.modified = true;
+  Mlp plain(plain_options), modified(options);
+  CHECK(same_parameters(plain, modified));
+  REQUIRE(modified->encoder_weights().size() == 2);
+  REQUIRE(modified->encoder_biases().size() == 2);
+  CHECK(modified->encoder_weights()[0].sizes() == torch::IntArrayRef{16, 2});
+  CHECK(!torch::equal(modified->encoder_weights()[0], modified->encoder_weights()[1]));
+  // 2 encoders of (2 + 1) x 16 parameters on top of the plain network's.
+  int64_t plain_count = 0, modified_count = 0;
+  for (const auto& p : plain->parameters()) plain_count += p.numel();
+  for (const auto& p : modified->parameters()) modified_count += p.numel();
+  CHECK(modified_count == plain_count + 2 * 3 * 16);
+
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& b : modified->encoder_biases()) b.fill_(0.2);
+  }
+  const auto x = points_in_box(options, 20);
+  const auto f = modified->features(x);
+  const auto& we = modified->encoder_weights();
+  const auto& be = modified->encoder_biases();
+  const auto u = torch::tanh(torch::addmm(be[0], f, we[0].t()));
+  const auto v = torch::tanh(torch::addmm(be[1], f, we[1].t()));
+  auto h = f;
+  const auto w = modified->weights();
+  for (std::size_t layer = 0; layer + 1 < w.size(); ++layer) {
+    const auto g = torch::tanh(torch::addmm(modified->biases()[layer], h, w[layer].t()));
+    h = g * u + (1 - g) * v;
+  }
+  const auto expected = torch::addmm(modified->biases().back(), h, w.back().t());
+  CHECK(torch::allclose(modified->forward(x), expected, /*rtol=*/0, /*atol=*/1e-14));
+
+  auto uneven = options;
+  uneven.hidden = {16, 8};
+  CHECK_THROWS_WITH_AS(Mlp{uneven}, doctest::Contains("equal hidden widths"), Error);
+}

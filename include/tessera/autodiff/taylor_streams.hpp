@@ -83,6 +83,22 @@ torch::Tensor network_streams_per_layer(const torch::Tensor& features,
                                         nn::Activation activation, const StreamLayout& layout,
                                         Kernel kernel = Kernel::automatic);
 
+/// The streams of the element-wise product a * b (both [K, n, w] in `layout`) by the product
+/// rule, with tensor operations (autograd records them).
+torch::Tensor multiply_streams(const torch::Tensor& a, const torch::Tensor& b,
+                               const StreamLayout& layout);
+
+/// The modified MLP's streams (nn/mlp.hpp) layer by layer, on any device: encoders U and V of
+/// the features, then h = V + g (U - V) after each hidden layer's activation g. `encoder_weights`
+/// and `encoder_biases` hold U's then V's; the rest as for network_streams_per_layer.
+torch::Tensor modified_network_streams(const torch::Tensor& features,
+                                       const std::vector<torch::Tensor>& weights,
+                                       const std::vector<torch::Tensor>& biases,
+                                       const std::vector<torch::Tensor>& encoder_weights,
+                                       const std::vector<torch::Tensor>& encoder_biases,
+                                       nn::Activation activation, const StreamLayout& layout,
+                                       Kernel kernel = Kernel::automatic);
+
 /// The whole MLP's streams on a CPU (float32 or float64) as one autograd node. `features`
 /// [K, n, f] are the first layer's input streams (no gradient flows to them); `weights` [out, in]
 /// and `biases` [out] of every layer, output layer last; hidden layers apply `activation`.

@@ -97,6 +97,7 @@ struct DecompositionSpec {
 };
 
 struct NetworkSpec {
+  ArchitectureChoice architecture = ArchitectureChoice::mlp;
   std::vector<int64_t> hidden{50, 50, 50};
   ActivationChoice activation = ActivationChoice::tanh;
   std::optional<double> adaptive_scale;                           // adaptive_activation.scale

@@ -16,6 +16,7 @@ enum class ConditionKind { dirichlet, neumann, robin, initial, periodic, data, r
 enum class DecompositionMethod { none, xpinn, cpinn };
 enum class Balance { cuts, measure };
 enum class ActivationChoice { tanh, sin, gelu, silu };
+enum class ArchitectureChoice { mlp, modified_mlp };
 enum class InitChoice { xavier_normal, xavier_uniform };
 enum class SamplerChoice { uniform, lhs, sobol };
 enum class OptimizerChoice { adam, lbfgs, bfgs, ssbroyden };
@@ -42,6 +43,7 @@ TESSERA_OPTION_NAMES(ConditionKind, "dirichlet", "neumann", "robin", "initial", 
 TESSERA_OPTION_NAMES(DecompositionMethod, "none", "xpinn", "cpinn");
 TESSERA_OPTION_NAMES(Balance, "cuts", "measure");
 TESSERA_OPTION_NAMES(ActivationChoice, "tanh", "sin", "gelu", "silu");
+TESSERA_OPTION_NAMES(ArchitectureChoice, "mlp", "modified_mlp");
 TESSERA_OPTION_NAMES(InitChoice, "xavier_normal", "xavier_uniform");
 TESSERA_OPTION_NAMES(SamplerChoice, "uniform", "lhs", "sobol");
 TESSERA_OPTION_NAMES(OptimizerChoice, "adam", "lbfgs", "bfgs", "ssbroyden");

@@ -1,7 +1,10 @@
 #pragma once
 /// The per-subdomain network: input normalisation to [-1, 1] over the subdomain's box,
 /// optional Fourier features, a tanh/sin/gelu/silu MLP with optional Jagtap adaptive
-/// activation, and a linear output layer (one output per field).
+/// activation, and a linear output layer (one output per field). The modified MLP (Wang, Teng
+/// & Perdikaris 2021) adds two encoders of the features, U = s(W_u f + b_u) and
+/// V = s(W_v f + b_v), and mixes every hidden layer's output g with them:
+/// h = g * U + (1 - g) * V, which carries the input into every layer.
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
@@ -21,6 +24,8 @@ struct MlpOptions {
   int64_t inputs = 2;   ///< number of input coordinates (time included)
   int64_t outputs = 1;  ///< number of fields
   std::vector<int64_t> hidden{50, 50, 50};
+  /// The modified MLP's encoders and gating (see above); every hidden width must be equal.
+  bool modified = false;
   Activation activation = Activation::tanh;
   std::optional<double>
       adaptive_scale;          ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
@@ -55,6 +60,10 @@ class MlpImpl : public torch::nn::Module {
   std::vector<torch::Tensor> weights() const;
   /// Biases [out] of every layer, output layer last.
   const std::vector<torch::Tensor>& biases() const { return biases_; }
+  /// The modified MLP's encoder weights [width, features] and biases [width], U's then V's
+  /// (empty for the plain MLP); weights as in weights().
+  std::vector<torch::Tensor> encoder_weights() const;
+  const std::vector<torch::Tensor>& encoder_biases() const { return encoder_biases_; }
   /// Jagtap slopes, one 0-d tensor per hidden layer (empty without adaptive activation).
   const std::vector<torch::Tensor>& slopes() const { return slopes_; }
   const torch::Tensor& fourier_matrix() const { return fourier_; }
@@ -69,12 +78,18 @@ class MlpImpl : public torch::nn::Module {
   bool bf16_products() const { return bf16_products_; }
 
  private:
+  /// z W^T + b, with bfloat16 operands where bf16_products() is on.
+  torch::Tensor affine(const torch::Tensor& z, const torch::Tensor& weight,
+                       const torch::Tensor& bias) const;
+
   MlpOptions options_;
   bool bf16_products_ = false;
   std::vector<torch::Tensor> weights_, biases_, slopes_;
+  std::vector<torch::Tensor> encoder_weights_, encoder_biases_;
   std::vector<torch::Tensor> log_scales_;  ///< s of every layer with weight factorisation
-  torch::Tensor fourier_;                  ///< [feature_inputs, count] fixed, or undefined
-  torch::Tensor shift_, scale_;            ///< normalisation: (x - shift) * scale, [inputs]
+  std::vector<torch::Tensor> encoder_log_scales_;
+  torch::Tensor fourier_;        ///< [feature_inputs, count] fixed, or undefined
+  torch::Tensor shift_, scale_;  ///< normalisation: (x - shift) * scale, [inputs]
 };
 
 TORCH_MODULE(Mlp);
