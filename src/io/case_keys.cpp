@@ -56,7 +56,7 @@ const std::vector<KeyGroup>& case_key_groups() {
   return groups;
 }
 
-const std::vector<std::string>& keys_at(const std::string& path) {
+const std::vector<std::string>& keys_at(const char* path) {
   for (const auto& group : case_key_groups())
     if (group.path == path) return group.keys;
   TESSERA_UNREACHABLE("no key group '" << path << "' in case_key_groups()");

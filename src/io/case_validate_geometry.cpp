@@ -38,7 +38,7 @@ std::vector<std::array<double, 2>> read_ring(const JsonNode& node) {
 }
 
 void read_round(const JsonNode& shape, const std::string& kind, std::size_t dims, ShapeSpec& out) {
-  shape.check_object(keys_at("geometry." + kind));
+  shape.check_object(keys_at(("geometry." + kind).c_str()));
   const JsonNode center =
       shape.required("center", "\"center\": [" + std::string(dims == 2 ? "0, 0" : "0, 0, 0") + "]");
   const auto coordinates = center.elements(0, "coordinate");

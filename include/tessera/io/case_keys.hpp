@@ -16,7 +16,9 @@ struct KeyGroup {
 /// All objects of the case format.
 const std::vector<KeyGroup>& case_key_groups();
 
-/// The keys of the object at `path`; an unknown path is an internal error.
-const std::vector<std::string>& keys_at(const std::string& path);
+/// The keys of the object at `path`; an unknown path is an internal error. A C string, so that
+/// GCC 13's -Wdangling-reference does not mistake the returned reference into the static table
+/// for one into a temporary std::string argument.
+const std::vector<std::string>& keys_at(const char* path);
 
 }  // namespace tessera::io
