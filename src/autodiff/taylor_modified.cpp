@@ -15,7 +15,8 @@ torch::Tensor multiply_streams(const torch::Tensor& a, const torch::Tensor& b,
   const int64_t axes = static_cast<int64_t>(layout.axes.size());
   const int64_t second = layout.count() - 1 - axes;
   // Every derivative stream s has the part a_s b + a b_s: two broadcast products for all.
-  const auto derivatives = a.narrow(0, 1, layout.count() - 1) * b0 + a0 * b.narrow(0, 1, layout.count() - 1);
+  const auto derivatives =
+      a.narrow(0, 1, layout.count() - 1) * b0 + a0 * b.narrow(0, 1, layout.count() - 1);
   if (second == 0) return torch::cat({a0 * b0, derivatives});
   // Second-order streams add products of first derivatives:
   //   (ab)_ij = a_ij b + a_i b_j + a_j b_i + a b_ij,  (ab)_L = a_L b + 2 sum_i a_i b_i + a b_L.
@@ -56,8 +57,8 @@ torch::Tensor modified_network_streams(const torch::Tensor& features,
   const auto u_minus_v = u - v;
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer) {
-    const auto g = activate_streams(activation, product(h, weights[layer]), biases[layer], layout,
-                                    kernel);
+    const auto g =
+        activate_streams(activation, product(h, weights[layer]), biases[layer], layout, kernel);
     h = v + multiply_streams(g, u_minus_v, layout);
   }
   const auto out = product(h, weights.back());
