@@ -44,26 +44,19 @@ torch::Tensor modified_network_streams(const torch::Tensor& features,
                                        Kernel kernel) {
   TESSERA_ASSERT(encoder_weights.size() == 2 && encoder_biases.size() == 2,
                  "the modified MLP has two encoders");
-  const int64_t streams = features.size(0), n = features.size(1);
-  const auto product = [&](const torch::Tensor& h, const torch::Tensor& weight) {
-    return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t())
-        .view({streams, n, weight.size(0)});
-  };
   const auto encode = [&](std::size_t e) {
-    return activate_streams(activation, product(features, encoder_weights[e]), encoder_biases[e],
-                            layout, kernel);
+    return activate_streams(activation, linear_streams(features, encoder_weights[e]),
+                            encoder_biases[e], layout, kernel);
   };
   const auto u = encode(0), v = encode(1);
   const auto u_minus_v = u - v;
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer) {
-    const auto g =
-        activate_streams(activation, product(h, weights[layer]), biases[layer], layout, kernel);
+    const auto g = activate_streams(activation, linear_streams(h, weights[layer]), biases[layer],
+                                    layout, kernel);
     h = v + multiply_streams(g, u_minus_v, layout);
   }
-  const auto out = product(h, weights.back());
-  return torch::cat(
-      {(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, streams - 1)});
+  return add_output_bias(linear_streams(h, weights.back()), biases.back());
 }
 
 }  // namespace tessera::autodiff::taylor

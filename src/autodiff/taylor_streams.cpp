@@ -248,22 +248,26 @@ torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& p
                          detail::shape_of(layout), fused);
 }
 
+torch::Tensor linear_streams(const torch::Tensor& h, const torch::Tensor& weight) {
+  const int64_t streams = h.size(0), n = h.size(1);
+  return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t())
+      .view({streams, n, weight.size(0)});
+}
+
+torch::Tensor add_output_bias(const torch::Tensor& out, const torch::Tensor& bias) {
+  return torch::cat({(out.select(0, 0) + bias).unsqueeze(0), out.narrow(0, 1, out.size(0) - 1)});
+}
+
 torch::Tensor network_streams_per_layer(const torch::Tensor& features,
                                         const std::vector<torch::Tensor>& weights,
                                         const std::vector<torch::Tensor>& biases,
                                         nn::Activation activation, const StreamLayout& layout,
                                         Kernel kernel) {
-  const int64_t streams = features.size(0), n = features.size(1);
-  const auto product = [&](const torch::Tensor& h, const torch::Tensor& weight) {
-    return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t())
-        .view({streams, n, weight.size(0)});
-  };
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer)
-    h = activate_streams(activation, product(h, weights[layer]), biases[layer], layout, kernel);
-  const auto out = product(h, weights.back());
-  return torch::cat(
-      {(out.select(0, 0) + biases.back()).unsqueeze(0), out.narrow(0, 1, streams - 1)});
+    h = activate_streams(activation, linear_streams(h, weights[layer]), biases[layer], layout,
+                         kernel);
+  return add_output_bias(linear_streams(h, weights.back()), biases.back());
 }
 
 }  // namespace tessera::autodiff::taylor

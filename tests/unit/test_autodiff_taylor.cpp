@@ -33,7 +33,7 @@ const nn::Activation all_activations[] = {nn::Activation::tanh, nn::Activation::
 
 // Three inputs (so mixed partials have two distinct pairs), two outputs, an input box that is
 // not the unit cube (so normalisation matters).
-nn::Mlp make_network(nn::Activation activation, bool fourier, bool adaptive) {
+nn::MlpOptions three_inputs_two_outputs(nn::Activation activation = nn::Activation::tanh) {
   nn::MlpOptions o;
   o.inputs = 3;
   o.outputs = 2;
@@ -41,6 +41,11 @@ nn::Mlp make_network(nn::Activation activation, bool fourier, bool adaptive) {
   o.activation = activation;
   o.lower = {-1.0, 0.0, 0.5};
   o.upper = {2.0, 1.0, 3.0};
+  return o;
+}
+
+nn::Mlp make_network(nn::Activation activation, bool fourier, bool adaptive) {
+  auto o = three_inputs_two_outputs(activation);
   if (fourier) {
     o.fourier_count = 6;
     o.fourier_scale = 0.7;
@@ -173,12 +178,8 @@ TEST_CASE(
 
 TEST_CASE("forward engine matches the reverse engine with weight factorisation") {
   torch::manual_seed(9);
-  nn::MlpOptions o;
-  o.inputs = 3;
-  o.outputs = 2;
+  auto o = three_inputs_two_outputs();
   o.hidden = {12, 10};
-  o.lower = {-1.0, 0.0, 0.5};
-  o.upper = {2.0, 1.0, 3.0};
   o.weight_factorization = std::make_pair(0.5, 0.2);
   nn::Mlp network(o);
   for (auto path : {TaylorPath::automatic, TaylorPath::per_layer}) {
@@ -193,14 +194,9 @@ TEST_CASE(
     "Fourier features, weight factorisation and adaptive activation, and on subsets of partials") {
   torch::manual_seed(10);
   const auto modified = [](nn::Activation activation, bool extras) {
-    nn::MlpOptions o;
-    o.inputs = 3;
-    o.outputs = 2;
+    auto o = three_inputs_two_outputs(activation);
     o.hidden = {11, 11, 11};
     o.modified = true;
-    o.activation = activation;
-    o.lower = {-1.0, 0.0, 0.5};
-    o.upper = {2.0, 1.0, 3.0};
     if (extras) {
       o.fourier_count = 5;
       o.fourier_scale = 0.7;

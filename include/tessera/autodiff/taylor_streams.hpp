@@ -83,6 +83,14 @@ torch::Tensor network_streams_per_layer(const torch::Tensor& features,
                                         nn::Activation activation, const StreamLayout& layout,
                                         Kernel kernel = Kernel::automatic);
 
+/// A linear layer on streams: every stream of `h` [K, n, in] times weight^T [in, out], as one
+/// matrix product -> [K, n, out]. The bias belongs to the value stream only: see
+/// `add_output_bias`.
+torch::Tensor linear_streams(const torch::Tensor& h, const torch::Tensor& weight);
+
+/// `linear_streams` output with `bias` added to its value stream (stream 0).
+torch::Tensor add_output_bias(const torch::Tensor& out, const torch::Tensor& bias);
+
 /// The streams of the element-wise product a * b (both [K, n, w] in `layout`) by the product
 /// rule, with tensor operations (autograd records them).
 torch::Tensor multiply_streams(const torch::Tensor& a, const torch::Tensor& b,
