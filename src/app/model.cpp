@@ -29,6 +29,34 @@ nn::Activation activation_of(io::ActivationChoice choice) {
 
 }  // namespace
 
+namespace {
+
+// The inputs of periodic conditions enforced exactly. The embedding makes the network periodic
+// over its own box, which spans the domain along that axis.
+std::vector<int> periodic_inputs(const io::Case& c, const Problem& p, const geometry::Box& box,
+                                 const io::NetworkSpec& network) {
+  std::vector<int> inputs;
+  const auto whole = p.domain->bounding_box();
+  for (std::size_t k = 0; k < c.conditions.size(); ++k) {
+    const auto& condition = c.conditions[k];
+    if (condition.type != io::ConditionKind::periodic || !condition.exact) continue;
+    const std::string key = c.file + ": conditions[" + std::to_string(k) + "].enforce";
+    const int axis = p.domain->axis_index(condition.axis);
+    const auto a = static_cast<std::size_t>(axis);
+    // A periodic axis is never cut (the decomposition refuses it), so every box spans it.
+    TESSERA_ASSERT(box.lo[a] == whole.lo[a] && box.hi[a] == whole.hi[a],
+                   "a subdomain does not span the periodic axis " << condition.axis);
+    TESSERA_CHECK(!network.fourier_features,
+                  key << ": \"exact\" periodicity feeds cos and sin of " << condition.axis
+                      << " to the network and cannot be combined with network.fourier_features; "
+                         "remove one of them");
+    inputs.push_back(axis);
+  }
+  return inputs;
+}
+
+}  // namespace
+
 nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box) {
   io::NetworkSpec spec = c.network;
@@ -49,6 +77,7 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
   o.xavier_uniform = spec.init == io::InitChoice::xavier_uniform;
   o.lower = box.lo;
   o.upper = box.hi;
+  o.periodic_inputs = periodic_inputs(c, p, box, spec);
   o.seed = c.seed;
   o.subdomain = id;
   return o;

@@ -61,7 +61,10 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
   else
     out << "  collocation points: fixed (training.collocation.adaptive false)\n";
   for (const auto& condition : c.conditions)
-    if (condition.exact)
+    if (condition.exact && condition.type == io::ConditionKind::periodic)
+      out << "  condition " << condition.name << ": periodic in " << condition.axis
+          << " by construction (the network sees cos and sin of " << condition.axis << ")\n";
+    else if (condition.exact)
       out << "  condition " << condition.name << ": enforced exactly on " << condition.field
           << " (u = g + phi N)\n";
   if (causal_enabled(c))

@@ -15,6 +15,60 @@ namespace tessera::autodiff {
 
 namespace {
 
+// The streams of features with periodic inputs (nn::MlpOptions::periodic_inputs): the other
+// inputs' normalised values z (d/dx_a = scale_a), then cos(pi z) and sin(pi z) of each periodic
+// input, whose derivatives along it are -r sin, r cos and, second, -r^2 cos, -r^2 sin with
+// r = pi scale. Every mixed second derivative is 0.
+torch::Tensor periodic_feature_streams(const nn::MlpImpl& network, const torch::Tensor& x,
+                                       const taylor::StreamLayout& layout) {
+  const auto& periodic = network.options().periodic_inputs;
+  const int64_t inputs = x.size(1), plain = inputs - static_cast<int64_t>(periodic.size());
+  const auto z = (x - network.shift()) * network.scale();
+  auto f = torch::zeros(
+      {layout.count(), x.size(0), plain + 2 * static_cast<int64_t>(periodic.size())}, x.options());
+  f.select(0, 0).copy_(network.features(x));
+  // column of a plain input; -1 for a periodic one
+  std::vector<int64_t> column(static_cast<std::size_t>(inputs), -1);
+  for (int64_t i = 0, next = 0; i < inputs; ++i)
+    if (!network.is_periodic(i)) column[static_cast<std::size_t>(i)] = next++;
+  const auto first_column_of = [&](int axis) {
+    for (std::size_t k = 0; k < periodic.size(); ++k)
+      if (periodic[k] == axis) return plain + 2 * static_cast<int64_t>(k);
+    return int64_t{-1};
+  };
+  const auto rate = [&](int axis) { return M_PI * network.scale()[axis]; };
+  const auto angle = [&](int axis) { return M_PI * z.select(1, axis); };
+  // The pure second derivative along `axis` added into stream `stream` (zero for plain inputs).
+  const auto add_second = [&](int64_t stream, int axis) {
+    const int64_t c = first_column_of(axis);
+    if (c < 0) return;
+    const auto r2 = rate(axis) * rate(axis);
+    f.select(0, stream).select(1, c).sub_(r2 * torch::cos(angle(axis)));
+    f.select(0, stream).select(1, c + 1).sub_(r2 * torch::sin(angle(axis)));
+  };
+  for (std::size_t k = 0; k < layout.axes.size(); ++k) {
+    const int axis = layout.axes[k];
+    const auto stream = f.select(0, 1 + static_cast<int64_t>(k));
+    if (const int64_t c = first_column_of(axis); c >= 0) {
+      stream.select(1, c).copy_(-rate(axis) * torch::sin(angle(axis)));
+      stream.select(1, c + 1).copy_(rate(axis) * torch::cos(angle(axis)));
+    } else {
+      stream.select(1, column[static_cast<std::size_t>(axis)]).fill_(network.scale()[axis]);
+    }
+  }
+  int64_t stream = 1 + static_cast<int64_t>(layout.axes.size());
+  for (const auto& [a, b] : layout.pairs) {
+    if (a == b) add_second(stream, layout.axes[static_cast<std::size_t>(a)]);
+    ++stream;
+  }
+  for (const auto& positions : layout.laplacians) {
+    for (int position : positions)
+      add_second(stream, layout.axes[static_cast<std::size_t>(position)]);
+    ++stream;
+  }
+  return f;
+}
+
 // The streams of the features the first layer sees, [K, n, features]. They depend on x and
 // buffers only (no parameter), so no graph is recorded.
 torch::Tensor feature_streams(const nn::MlpImpl& network, const torch::Tensor& x,
@@ -23,6 +77,8 @@ torch::Tensor feature_streams(const nn::MlpImpl& network, const torch::Tensor& x
   const int64_t n = x.size(0), streams = layout.count();
   const auto normalised = (x - network.shift()) * network.scale();
   const torch::Tensor& fourier = network.fourier_matrix();
+  if (!network.options().periodic_inputs.empty())
+    return periodic_feature_streams(network, x, layout);
   if (!fourier.defined()) {
     // (x - shift) * scale: d/dx_i is scale_i e_i, every second derivative 0.
     auto f = torch::zeros({streams, n, x.size(1)}, x.options());

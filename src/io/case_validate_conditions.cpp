@@ -28,7 +28,7 @@ TypeKeys keys_of(const std::string& type) {
   if (type == "robin") return {{"on", "field", "a", "b", "value"}, {"field", "a", "b", "value"}};
   if (type == "initial")
     return {{"on", "field", "value", "derivative", "enforce"}, {"field", "value"}};
-  if (type == "periodic") return {{"axis"}, {"axis"}};
+  if (type == "periodic") return {{"axis", "enforce"}, {"axis"}};
   if (type == "data") return {{"file", "fields"}, {"file", "fields"}};
   return {{"on", "expression"}, {"on", "expression"}};  // residual
 }

@@ -56,7 +56,12 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
   shift_ = register_buffer("shift", (lower + upper) / 2);
   scale_ = register_buffer("scale", 2.0 / (upper - lower));
 
-  int64_t width = options_.inputs;
+  for (int axis : options_.periodic_inputs)
+    TESSERA_CHECK(axis >= 0 && axis < options_.inputs,
+                  "periodic input " << axis << " is not an input");
+  TESSERA_CHECK(options_.periodic_inputs.empty() || options_.fourier_count == 0,
+                "periodic inputs cannot be combined with Fourier features");
+  int64_t width = options_.inputs + static_cast<int64_t>(options_.periodic_inputs.size());
   if (options_.fourier_count > 0) {
     fourier_ =
         register_buffer("fourier", random_tensor(rng, {options_.inputs, options_.fourier_count},
@@ -127,6 +132,12 @@ std::vector<torch::Tensor> scaled(const std::vector<torch::Tensor>& directions,
 
 }  // namespace
 
+bool MlpImpl::is_periodic(int64_t input) const {
+  for (int axis : options_.periodic_inputs)
+    if (axis == input) return true;
+  return false;
+}
+
 std::vector<torch::Tensor> MlpImpl::weights() const { return scaled(weights_, log_scales_); }
 
 std::vector<torch::Tensor> MlpImpl::encoder_weights() const {
@@ -135,6 +146,19 @@ std::vector<torch::Tensor> MlpImpl::encoder_weights() const {
 
 torch::Tensor MlpImpl::features(const torch::Tensor& x) const {
   auto z = (x - shift_) * scale_;
+  if (!options_.periodic_inputs.empty()) {
+    // A periodic input's z in [-1, 1] spans one period: it enters as cos(pi z) and sin(pi z),
+    // after the other inputs, in place of z.
+    std::vector<torch::Tensor> columns;
+    for (int64_t i = 0; i < options_.inputs; ++i)
+      if (!is_periodic(i)) columns.push_back(z.select(1, i));
+    for (int axis : options_.periodic_inputs) {
+      const auto angle = M_PI * z.select(1, axis);
+      columns.push_back(torch::cos(angle));
+      columns.push_back(torch::sin(angle));
+    }
+    return torch::stack(columns, 1);
+  }
   if (fourier_.defined()) {
     auto projected = 2.0 * M_PI * torch::matmul(z, fourier_);
     z = torch::cat({torch::sin(projected), torch::cos(projected)}, 1);

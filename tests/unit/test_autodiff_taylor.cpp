@@ -231,6 +231,25 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "forward engine matches the reverse engine with periodic inputs, plain and modified MLP, "
+    "on every partial and on subsets") {
+  torch::manual_seed(11);
+  for (bool modified : {false, true}) {
+    CAPTURE(modified);
+    auto o = three_inputs_two_outputs(nn::Activation::sin);
+    o.periodic_inputs = {2, 0};
+    if (modified) o.hidden = {9, 9}, o.modified = true;
+    nn::Mlp network(o);
+    for (const std::set<Partial>& requested : std::vector<std::set<Partial>>{
+             every_partial_up_to_second(3, 2), {{0, {0, 0}}}, {{1, {0, 2}, true}, {0, {1}}}}) {
+      const auto [values, grads] = compare_engines(network, requested, TaylorPath::automatic);
+      CHECK(values.rel < 1e-10);
+      CHECK(grads.rel < 1e-10);
+    }
+  }
+}
+
+TEST_CASE(
     "forward engine computes exactly a subset of partials (mixed only, pure only, value only)") {
   torch::manual_seed(8);
   auto network = make_network(nn::Activation::tanh, false, true);

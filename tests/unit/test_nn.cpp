@@ -315,3 +315,32 @@ TEST_CASE(
   uneven.hidden = {16, 8};
   CHECK_THROWS_WITH_AS(Mlp{uneven}, doctest::Contains("equal hidden widths"), Error);
 }
+
+TEST_CASE("periodic inputs: the network and its derivatives repeat over the box along them") {
+  auto o = small_options();
+  o.periodic_inputs = {1};
+  Mlp network(o);
+  CHECK(network->weights().front().size(1) == 3);  // x, then cos and sin of y
+  // Points on the low and the high face of the periodic axis, same x.
+  auto low = points_in_box(o, 16);
+  low.select(1, 1).fill_(o.lower[1]);
+  auto high = low.clone();
+  high.select(1, 1).fill_(o.upper[1]);
+  low.requires_grad_(true);
+  high.requires_grad_(true);
+  const auto at_low = network->forward(low), at_high = network->forward(high);
+  CHECK(torch::allclose(at_low, at_high, /*rtol=*/0, /*atol=*/1e-14));
+  const auto slope_low = torch::autograd::grad({at_low.sum()}, {low})[0];
+  const auto slope_high = torch::autograd::grad({at_high.sum()}, {high})[0];
+  CHECK(torch::allclose(slope_low, slope_high, /*rtol=*/0, /*atol=*/1e-13));
+  // Not periodic along the other input.
+  auto right = low.detach().clone();
+  right.select(1, 0).fill_(o.upper[0]);
+  auto left = low.detach().clone();
+  left.select(1, 0).fill_(o.lower[0]);
+  CHECK(!torch::allclose(network->forward(left), network->forward(right)));
+
+  auto with_fourier = o;
+  with_fourier.fourier_count = 4;
+  CHECK_THROWS_WITH_AS(Mlp{with_fourier}, doctest::Contains("Fourier"), Error);
+}

@@ -66,8 +66,8 @@ struct ConditionSpec {
   std::optional<ExpressionText> value;  // dirichlet, neumann, robin, initial
   std::optional<ExpressionText> a, b;   // robin
   std::string derivative;  // initial: "" or the time name ("t") for an initial velocity
-  bool exact = false;      // dirichlet, initial: "enforce": "exact" (u = g + phi N)
-  std::string axis;        // periodic
+  bool exact = false;  // "enforce": "exact": dirichlet, initial u = g + phi N; periodic embedding
+  std::string axis;    // periodic
   std::optional<ExpressionText> expression;  // residual
   std::string file;                          // data: resolved against the case file's folder
   std::vector<std::string> fields;           // data

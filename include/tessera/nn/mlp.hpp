@@ -28,7 +28,11 @@ struct MlpOptions {
   bool modified = false;
   Activation activation = Activation::tanh;
   std::optional<double>
-      adaptive_scale;          ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
+      adaptive_scale;  ///< Jagtap: sigma(scale * a * z), a trainable, a0 = 1/scale
+  /// Inputs whose box range [lower, upper] is one period of the solution: each enters as
+  /// (cos(pi z), sin(pi z)) of its normalised value z instead of z, so the network and all its
+  /// derivatives are periodic along it by construction. Not with Fourier features.
+  std::vector<int> periodic_inputs;
   int64_t fourier_count = 0;   ///< 0: no Fourier features
   double fourier_scale = 1.0;  ///< std of the fixed Fourier matrix entries
   /// Random weight factorisation (Wang et al. 2023): every layer's weight is W = diag(exp(s)) V
@@ -51,10 +55,13 @@ class MlpImpl : public torch::nn::Module {
   /// x: [n, inputs] -> [n, outputs], in the module's dtype and device.
   torch::Tensor forward(const torch::Tensor& x);
 
-  /// Maps x to the normalised (and Fourier-featured) features the first layer sees.
+  /// Maps x to the normalised (periodic-embedded or Fourier-featured) features the first layer
+  /// sees.
   torch::Tensor features(const torch::Tensor& x) const;
 
   const MlpOptions& options() const { return options_; }
+  /// Whether input `input` enters periodically (MlpOptions::periodic_inputs).
+  bool is_periodic(int64_t input) const;
   /// Weights [out, in] of every layer, output layer last: the parameters themselves, or with
   /// weight factorisation exp(s) * V, differentiable with respect to s and V.
   std::vector<torch::Tensor> weights() const;
