@@ -57,6 +57,14 @@ std::vector<int> periodic_inputs(const io::Case& c, const Problem& p, const geom
 
 }  // namespace
 
+bool periodic_by_construction(const io::Case& c, const Problem& p, const std::string& condition,
+                              const nn::MlpImpl& network) {
+  for (const auto& spec : c.conditions)
+    if (spec.name == condition && spec.type == io::ConditionKind::periodic)
+      return network.is_periodic(p.domain->axis_index(spec.axis));
+  return false;
+}
+
 nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box) {
   io::NetworkSpec spec = c.network;
@@ -180,6 +188,9 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
           plan.name, plan.data->fields, plan.data->points.index_select(0, mine),
           plan.data->values.index_select(0, mine), points));
     } else if (plan.periodic_faces) {
+      // A periodicity the network holds by construction has no term: its residual is rounding
+      // noise, whose gradient would only mislead the balancing of the weights.
+      if (periodic_by_construction(c, p, plan.name, *model->network)) continue;
       model->groups.push_back(std::make_unique<physics::PeriodicGroup>(
           plan.name, *plan.periodic_faces, static_cast<int>(c.fields.size()), region, plan.points,
           sampler, rng, points));

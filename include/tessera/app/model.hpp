@@ -9,6 +9,11 @@ namespace tessera::app {
 
 /// The network options for subdomain `id` over `box` (its inputs are normalised over it);
 /// `subdomains.<id>.network` overrides the case's network.
+/// Whether the periodic condition named `condition` holds by construction in `network` (its
+/// axis is one of the network's periodic inputs); then it gets no loss term.
+bool periodic_by_construction(const io::Case& c, const Problem& p, const std::string& condition,
+                              const nn::MlpImpl& network);
+
 nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box);
 
