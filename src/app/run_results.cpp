@@ -62,11 +62,7 @@ nlohmann::json checkpoint_identity(const Setup& setup) {
     auto spec = c.network;
     if (auto it = c.subdomains.find(s.id); it != c.subdomains.end() && it->second.network)
       spec = *it->second.network;
-    // A plain network keeps the identity it always had, so older checkpoints still restart.
-    if (spec.architecture == io::ArchitectureChoice::modified_mlp)
-      networks.push_back({{"architecture", io::name(spec.architecture)}, {"hidden", spec.hidden}});
-    else
-      networks.push_back(spec.hidden);
+    networks.push_back(spec.hidden);
   }
   return {{"case", c.name},
           {"subdomains", d.partition.size()},
