@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/app/model.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/text.hpp"
 
@@ -151,8 +152,24 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
   const double points = sets.collocation / parts, condition_points = sets.conditions / parts;
   const double saved = pass_bytes_per_point(c);
 
+  // BFGS and SSBroyden keep a dense inverse Hessian: a subdomain's rows of the joint matrix over
+  // all subdomains (the default where they fit 4 GiB), or its own block.
+  double hessian = 0;
+  for (const auto& stage : c.training.stages) {
+    if (stage.optimizer != io::OptimizerChoice::bfgs &&
+        stage.optimizer != io::OptimizerChoice::ssbroyden)
+      continue;
+    const double block = widest_parameters * widest_parameters * 8;
+    // A block above the limit is refused by plan_dense_hessians(), naming the stage.
+    if (block > dense_hessian_limit_bytes) continue;
+    const double joint_rows = block * subdomains;
+    const bool joint = stage.hessian ? *stage.hessian == io::HessianLayout::joint
+                                     : joint_rows <= dense_hessian_limit_bytes;
+    hessian = std::max(hessian, per_rank * (joint ? joint_rows : block));
+  }
   std::vector<Share> shares{
-      {"network.hidden", "networks and optimizer state", per_rank * widest_parameters * 4 * 8},
+      {"network.hidden", "networks and optimizer state",
+       per_rank * widest_parameters * 4 * 8 + hessian},
       {"training.collocation.points", "collocation points through the network",
        per_rank * points * saved},
       {"conditions[].points", "condition points through the network",

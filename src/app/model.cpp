@@ -1,5 +1,7 @@
 #include "tessera/app/model.hpp"
 
+#include <map>
+
 #include "tessera/app/memory_estimate.hpp"
 
 #include "tessera/autodiff/reverse.hpp"
@@ -237,28 +239,51 @@ std::string stage_precision(const io::StageSpec& stage, const Problem& p) {
   return stage_dtype(stage, p) == torch::kFloat64 ? "fp64" : "fp32";
 }
 
-void check_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d) {
-  std::vector<int> ids{0};  // every subdomain without its own network has subdomain 0's size
+void plan_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d,
+                         train::TrainingPlan& plan) {
+  // Parameter counts of every subdomain's network: those without their own network have
+  // subdomain 0's.
+  const auto count = [&](int id) {
+    const auto region = subdomain_region(p, d.partition.subdomains().at(id));
+    const nn::Mlp network(network_options(c, p, id, region->bounding_box()));
+    int64_t n = 0;
+    for (const auto& t : network->parameters()) n += t.numel();
+    return n;
+  };
+  std::map<int, int64_t> own;  // subdomain -> its count, where it has its own network
   for (const auto& [id, override] : c.subdomains)
-    if (override.network && id < d.partition.size()) ids.push_back(id);
-  for (const auto& stage : c.training.stages) {
+    if (override.network && id < d.partition.size()) own[id] = count(id);
+  const int64_t shared = count(0);
+  int64_t total = 0, largest = 0, largest_id = 0;
+  for (int id = 0; id < d.partition.size(); ++id) {
+    const int64_t n = own.count(id) ? own.at(id) : shared;
+    total += n;
+    if (n > largest) largest = n, largest_id = id;
+  }
+  const auto gib = [](double bytes) { return bytes / (1024.0 * 1024 * 1024); };
+  for (std::size_t k = 0; k < c.training.stages.size(); ++k) {
+    const auto& stage = c.training.stages[k];
     if (stage.optimizer != io::OptimizerChoice::bfgs &&
         stage.optimizer != io::OptimizerChoice::ssbroyden)
       continue;
-    for (int id : ids) {
-      const auto region = subdomain_region(p, d.partition.subdomains().at(id));
-      const nn::Mlp network(network_options(c, p, id, region->bounding_box()));
-      int64_t n = 0;
-      for (const auto& t : network->parameters()) n += t.numel();
-      const double bytes = train::QuasiNewton::hessian_bytes(n);
-      TESSERA_CHECK(bytes <= dense_hessian_limit_bytes,
-                    c.file << ": " << stage.key << ".optimizer: \"" << io::name(stage.optimizer)
-                           << "\" keeps a dense inverse Hessian of " << n << "^2 doubles ("
-                           << bytes / (1024.0 * 1024 * 1024) << " GiB) for subdomain " << id
-                           << "'s network, above the limit of "
-                           << dense_hessian_limit_bytes / (1024.0 * 1024 * 1024)
-                           << " GiB; use \"lbfgs\" or a smaller network");
-    }
+    const double block = train::QuasiNewton::hessian_bytes(largest);
+    TESSERA_CHECK(block <= dense_hessian_limit_bytes,
+                  c.file << ": " << stage.key << ".optimizer: \"" << io::name(stage.optimizer)
+                         << "\" keeps a dense inverse Hessian of " << largest << "^2 doubles ("
+                         << gib(block) << " GiB) for subdomain " << largest_id
+                         << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
+                         << " GiB; use \"lbfgs\" or a smaller network");
+    // The joint matrix gives each subdomain the rows of its parameters over all columns.
+    const double rows = 8.0 * static_cast<double>(largest) * static_cast<double>(total);
+    const bool fits = rows <= dense_hessian_limit_bytes;
+    if (stage.hessian == io::HessianLayout::joint)
+      TESSERA_CHECK(fits, c.file << ": " << stage.key << ".hessian: \"joint\" gives subdomain "
+                                 << largest_id << " " << largest << " x " << total
+                                 << " doubles of the inverse Hessian (" << gib(rows)
+                                 << " GiB), above the limit of " << gib(dense_hessian_limit_bytes)
+                                 << " GiB; use \"blocks\" or smaller networks");
+    plan.stages.at(k).joint_hessian =
+        stage.hessian ? *stage.hessian == io::HessianLayout::joint : fits;
   }
 }
 

@@ -27,8 +27,8 @@ nlohmann::json history_json(const train::LogRecord& r) {
 namespace {
 
 // What the defaults chose, read from the trainer's own plan.
-void print_training_choices(std::ostream& out, const io::Case& c, const Problem& p) {
-  const train::TrainingPlan plan = training_plan(c, p);
+void print_training_choices(std::ostream& out, const io::Case& c, const train::TrainingPlan& plan,
+                            int subdomains) {
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
     const auto& spec = c.training.stages[i];
@@ -38,6 +38,12 @@ void print_training_choices(std::ostream& out, const io::Case& c, const Problem&
         << (spec.dtype || spec.precision ? "" : " (default)");
     if (s.products == train::Products::tf32) out << ", TF32 products";
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
+    const bool dense =
+        s.optimizer == train::OptimizerKind::bfgs || s.optimizer == train::OptimizerKind::ssbroyden;
+    if (dense && subdomains > 1)
+      out << (s.joint_hessian ? ", one inverse Hessian over the subdomains cut in space"
+                              : ", one inverse Hessian block per subdomain")
+          << (spec.hessian ? "" : " (default)");
     if (s.optimizer == train::OptimizerKind::adam) {
       out << ", warm-up " << s.warmup << (spec.warmup ? "" : " (default)") << ", decay x"
           << s.decay_rate.value_or(1.0) << " every " << s.decay_every
@@ -128,7 +134,7 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
               ? "forward Taylor engine"
               : "auto (forward Taylor engine up to second order, else autograd)")
       << "\n";
-  print_training_choices(out, c, p);
+  print_training_choices(out, c, setup.plan, d.partition.size());
   if (setup.plan.batch_points > 0) {
     const int64_t largest = model.largest_set;
     const int64_t batch = setup.plan.batch_points;

@@ -17,7 +17,7 @@ Setup prepare(io::Case input, int ranks, int local_rank) {
   Decomposition decomposition = build_decomposition(input, problem, ranks);
   add_interface_terms(problem, input, decomposition);
   train::TrainingPlan plan = training_plan(input, problem);
-  check_dense_hessians(input, problem, decomposition);
+  plan_dense_hessians(input, problem, decomposition, plan);
   return Setup{std::move(input), std::move(problem), std::move(decomposition), std::move(plan)};
 }
 

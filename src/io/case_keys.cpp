@@ -46,7 +46,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"training.causal", {"enabled", "chunks", "tolerance"}},
         {"training.stages[]",
          {"optimizer", "iterations", "lr", "decay", "warmup", "clip", "points", "history",
-          "tolerance", "dtype", "precision"}},
+          "tolerance", "dtype", "precision", "hessian"}},
         {"training.stages[].decay", {"rate", "every"}},
         {"training.weights", {"adaptive", "adaptive_every", "adaptive_alpha"}},
         {"output", {"directory", "grid", "mesh", "every"}},

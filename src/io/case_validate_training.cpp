@@ -13,8 +13,8 @@ const std::vector<std::string> adam_keys = {
     "optimizer", "iterations", "lr", "decay", "warmup", "clip", "points", "dtype", "precision"};
 const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",    "history",
                                              "tolerance", "points",     "dtype", "precision"};
-const std::vector<std::string> dense_keys = {"optimizer", "iterations", "lr",       "tolerance",
-                                             "points",    "dtype",      "precision"};
+const std::vector<std::string> dense_keys = {"optimizer", "iterations", "lr",        "tolerance",
+                                             "points",    "dtype",      "precision", "hessian"};
 
 const std::vector<std::string>& stage_keys(OptimizerChoice optimizer) {
   switch (optimizer) {
@@ -91,6 +91,8 @@ StageSpec read_stage(const JsonNode& node) {
     stage.history = node["history"].integer(1, stage.history);
     stage.tolerance =
         node["tolerance"].number(Range::non_negative, dense ? 1e-12 : stage.tolerance);
+    if (const JsonNode hessian = node["hessian"]; hessian.present())
+      stage.hessian = hessian.option<HessianLayout>();
   }
   return stage;
 }

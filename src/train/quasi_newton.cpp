@@ -34,8 +34,9 @@ struct Outer {
   torch::Tensor u, w;
 };
 
-/// H <- scale H + sum_k c_k u_k w_k^T. On the CPU in one pass over H: the matrix is the largest
-/// object of the optimizer (n^2 doubles), so each pass costs a full sweep of memory.
+/// H <- scale H + sum_k c_k u_k w_k^T, for H of any shape (u_k its rows, w_k its columns). On the
+/// CPU in one pass over H: the matrix is the largest object of the optimizer (n^2 doubles), so
+/// each pass costs a full sweep of memory.
 void low_rank_update(torch::Tensor& H, double scale, const std::vector<Outer>& terms) {
   if (!H.is_cpu() || !H.is_contiguous()) {
     H.mul_(scale);
@@ -43,7 +44,7 @@ void low_rank_update(torch::Tensor& H, double scale, const std::vector<Outer>& t
     return;
   }
   TESSERA_ASSERT(terms.size() <= 4, "low_rank_update takes at most 4 terms");
-  const int64_t n = H.size(0);
+  const int64_t rows = H.size(0), n = H.size(1);
   std::vector<torch::Tensor> kept;
   std::vector<const double*> u, w;
   std::vector<double> c;
@@ -54,7 +55,7 @@ void low_rank_update(torch::Tensor& H, double scale, const std::vector<Outer>& t
     c.push_back(t.c);
   }
   double* h = H.data_ptr<double>();
-  at::parallel_for(0, n, 16, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       double* row = h + i * n;
       double coefficient[4] = {0, 0, 0, 0};
@@ -115,47 +116,65 @@ double QuasiNewton::evaluate(const LossClosure& closure, torch::Tensor& gradient
 
 void QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y,
                                          double sBs) {
+  const auto Hy = hessian_.mv(y);
+  if (update_rows(hessian_, 0, options().update(), updates_ == 0, s, y, Hy, sBs)) ++updates_;
+}
+
+bool update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method, bool first,
+                 const torch::Tensor& s, const torch::Tensor& y, torch::Tensor Hy, double sBs) {
   const double sy = scalar_product(s, y);
   // Without positive curvature along the step the update would lose positive definiteness.
-  if (!(sy > 1e-300)) return;
+  if (!(sy > 1e-300)) return false;
   const double rho = 1 / sy;
-  auto& H = hessian_;
   const auto n = static_cast<double>(s.numel());
-  if (options().update() == QuasiNewtonUpdate::bfgs) {
+  const auto rows = [&](const torch::Tensor& full) { return full.narrow(0, offset, H.size(0)); };
+  if (method == QuasiNewtonUpdate::bfgs) {
     // The first update starts from H = (s.y / y.y) I (Nocedal & Wright, eq. 6.20).
-    if (updates_ == 0) H = torch::eye(s.numel(), H.options()) * (sy / scalar_product(y, y));
-    const auto Hy = H.mv(y);
-    const double yHy = scalar_product(y, Hy);
-    low_rank_update(H, 1, {{-rho, Hy, s}, {-rho, s, Hy}, {rho * (1 + rho * yHy), s, s}});
-  } else {
-    // Self-scaled Broyden: H <- (H - Hy Hy^T / yHy + phi yHy v v^T) / tau + rho s s^T with
-    // v = rho s - Hy / yHy, where theta (the Broyden-family member, through phi) and tau (the
-    // scaling) follow from h = yHy / s.y and b = s^T B s / s.y (B = H^-1).
-    const auto Hy = H.mv(y);
-    const double yHy = scalar_product(y, Hy);
-    const double h = yHy * rho, b = sBs * rho, a = h * b - 1;
-    double theta = 0;  // BFGS
-    if (std::abs(a) > 1e-12 && b > 0) {
-      const double rho_minus = std::min(1.0, h * (1 - std::sqrt(std::abs(a) / (1 + a))));
-      const double theta_minus = (rho_minus - 1) / a, theta_plus = 1 / rho_minus;
-      theta = std::max(theta_minus, std::min(theta_plus, (1 - b) / b));
+    if (first) {
+      const double scale = sy / scalar_product(y, y);
+      H = identity_rows(H.size(0), s.numel(), offset, H.options()) * scale;
+      Hy = y * scale;
     }
-    double tau = 0;
-    if (updates_ == 0) {
-      tau = h / (1 + a * theta);
-    } else {
-      const double sigma = 1 + theta * a;
-      const double sigma_root = std::pow(std::abs(sigma), 1 / (1 - n));
-      const double limit = b > 0 ? std::min(1.0, 1 / b) : 1.0;
-      tau = theta <= 0 ? std::min(limit * sigma_root, sigma)
-                       : limit * std::min(sigma_root, 1 / theta);
-    }
-    if (!(tau > 0) || !std::isfinite(tau)) tau = 1;
-    const double phi = (1 - theta) / (1 + a * theta);
-    const auto v = s * rho - Hy / yHy;
-    low_rank_update(H, 1 / tau, {{-1 / (yHy * tau), Hy, Hy}, {phi * yHy / tau, v, v}, {rho, s, s}});
+    const double yHy = scalar_product(y, Hy);
+    low_rank_update(
+        H, 1, {{-rho, rows(Hy), s}, {-rho, rows(s), Hy}, {rho * (1 + rho * yHy), rows(s), s}});
+    return true;
   }
-  ++updates_;
+  // Self-scaled Broyden: H <- (H - Hy Hy^T / yHy + phi yHy v v^T) / tau + rho s s^T with
+  // v = rho s - Hy / yHy, where theta (the Broyden-family member, through phi) and tau (the
+  // scaling) follow from h = yHy / s.y and b = s^T B s / s.y (B = H^-1).
+  const double yHy = scalar_product(y, Hy);
+  const double h = yHy * rho, b = sBs * rho, a = h * b - 1;
+  double theta = 0;  // BFGS
+  if (std::abs(a) > 1e-12 && b > 0) {
+    const double rho_minus = std::min(1.0, h * (1 - std::sqrt(std::abs(a) / (1 + a))));
+    const double theta_minus = (rho_minus - 1) / a, theta_plus = 1 / rho_minus;
+    theta = std::max(theta_minus, std::min(theta_plus, (1 - b) / b));
+  }
+  double tau = 0;
+  if (first) {
+    tau = h / (1 + a * theta);
+  } else {
+    const double sigma = 1 + theta * a;
+    const double sigma_root = std::pow(std::abs(sigma), 1 / (1 - n));
+    const double limit = b > 0 ? std::min(1.0, 1 / b) : 1.0;
+    tau =
+        theta <= 0 ? std::min(limit * sigma_root, sigma) : limit * std::min(sigma_root, 1 / theta);
+  }
+  if (!(tau > 0) || !std::isfinite(tau)) tau = 1;
+  const double phi = (1 - theta) / (1 + a * theta);
+  const auto v = s * rho - Hy / yHy;
+  low_rank_update(
+      H, 1 / tau,
+      {{-1 / (yHy * tau), rows(Hy), Hy}, {phi * yHy / tau, rows(v), v}, {rho, rows(s), s}});
+  return true;
+}
+
+torch::Tensor identity_rows(int64_t rows, int64_t columns, int64_t offset,
+                            const torch::TensorOptions& options) {
+  auto H = torch::zeros({rows, columns}, options);
+  H.narrow(1, offset, rows).diagonal().fill_(1);
+  return H;
 }
 
 torch::Tensor QuasiNewton::step(LossClosure closure) {
@@ -260,6 +279,23 @@ void QuasiNewton::block_update(const torch::Tensor& s, const torch::Tensor& y,
     update_inverse_hessian(s, y, sBs);
   }
   ++iterations_;
+}
+
+torch::Tensor QuasiNewton::rows_times(const torch::Tensor& full, int64_t offset) {
+  if (!hessian_.defined()) {
+    int64_t rows = 0;
+    for (const auto& p : param_groups_.at(0).params()) rows += p.numel();
+    hessian_ = identity_rows(rows, full.numel(), offset, full.options());
+  }
+  return hessian_.mv(full);
+}
+
+bool QuasiNewton::rows_update(const torch::Tensor& s, const torch::Tensor& y,
+                              const torch::Tensor& Hy, double sBs, int64_t offset, bool first) {
+  ++iterations_;
+  const bool updated = update_rows(hessian_, offset, options().update(), first, s, y, Hy, sBs);
+  if (updated) updates_ = first ? 1 : updates_ + 1;
+  return updated;
 }
 
 void QuasiNewton::save(torch::serialize::OutputArchive& archive) const {

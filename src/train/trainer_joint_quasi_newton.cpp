@@ -68,12 +68,11 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
   const std::size_t n = owned_.size();
   const bool first_replica = !sync_.replicas || sync_.replicas->communicator().rank() == 0;
 
-  // `width` figures per owned block -> one total per figure over the job, reduced in subdomain
-  // slots (see above); `largest`: the maximum over the subdomains instead of the sum.
-  const auto reduce = [&](const std::vector<std::vector<double>>& per_block, std::size_t width,
-                          bool largest) {
-    const std::size_t slots = static_cast<std::size_t>(subdomains_);
-    std::vector<double> figures(slots * width, 0.0);
+  // `width` figures per owned block -> the same figures of every subdomain of the job, in
+  // subdomain slots (see above).
+  const auto reduce_slots = [&](const std::vector<std::vector<double>>& per_block,
+                                std::size_t width) {
+    std::vector<double> figures(static_cast<std::size_t>(subdomains_) * width, 0.0);
     for (std::size_t i = 0; i < n && first_replica; ++i)
       for (std::size_t j = 0; j < width; ++j)
         figures[static_cast<std::size_t>(owned_[i]->id) * width + j] = per_block[i][j];
@@ -81,8 +80,15 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
       core::ScopedTimer timer(sync_s_);
       comm_.sum_in_place(figures);
     }
+    return figures;
+  };
+  // -> one total per figure over the job; `largest`: the maximum over the subdomains instead of
+  // the sum.
+  const auto reduce = [&](const std::vector<std::vector<double>>& per_block, std::size_t width,
+                          bool largest) {
+    const auto figures = reduce_slots(per_block, width);
     std::vector<double> totals(width, 0.0);
-    for (std::size_t s = 0; s < slots; ++s)
+    for (std::size_t s = 0; s < static_cast<std::size_t>(subdomains_); ++s)
       for (std::size_t j = 0; j < width; ++j)
         totals[j] = largest ? std::max(totals[j], figures[s * width + j])
                             : totals[j] + figures[s * width + j];
@@ -117,6 +123,39 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
     return point;
   };
 
+  // Parameter counts of every subdomain (in subdomain order), for the row-distributed matrix.
+  std::vector<int64_t> offsets;
+  int64_t columns = 0;
+  if (stage.joint_hessian) {
+    const auto counts = reduce_slots(
+        per_block([&](std::size_t i) {
+          return std::vector<double>{static_cast<double>(blocks[i]->flat_parameters().numel())};
+        }),
+        1);
+    for (double count : counts) offsets.push_back(columns), columns += std::llround(count);
+  }
+  const auto offset_of = [&](std::size_t i) { return offsets.at(owned_[i]->id); };
+  // The whole vector over all subdomains from each owned block's piece.
+  const auto gather = [&](const std::vector<torch::Tensor>& pieces) {
+    std::vector<double> whole(static_cast<std::size_t>(columns), 0.0);
+    for (std::size_t i = 0; i < n && first_replica; ++i) {
+      const auto piece = pieces[i].contiguous();
+      std::copy_n(piece.data_ptr<double>(), piece.numel(), whole.begin() + offset_of(i));
+    }
+    {
+      core::ScopedTimer timer(sync_s_);
+      comm_.sum_in_place(whole);
+    }
+    return torch::tensor(whole, torch::kFloat64);
+  };
+  // Whether the dense matrix has had no update since it (re)started, as its blocks record it.
+  const auto fresh = [&] {
+    return reduce(per_block([&](std::size_t i) {
+                    return std::vector<double>{blocks[i]->block_fresh() ? 0.0 : 1.0};
+                  }),
+                  1, false)[0] == 0;
+  };
+
   JointPoint here = evaluate();
   std::vector<torch::Tensor> x;
   for (auto* block : blocks) x.push_back(block->flat_parameters());
@@ -129,13 +168,33 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
                                       1, true)[0];
     if (gradient_size <= stage.tolerance) break;
     std::vector<torch::Tensor> direction(n);
-    for (std::size_t i = 0; i < n; ++i) direction[i] = blocks[i]->block_direction(here.gradient[i]);
+    torch::Tensor whole_gradient;
+    double first_step_length = stage.lr;
+    if (stage.joint_hessian) {
+      whole_gradient = gather(here.gradient);
+      for (std::size_t i = 0; i < n; ++i)
+        direction[i] = -blocks[i]->rows_times(whole_gradient, offset_of(i));
+    } else {
+      for (std::size_t i = 0; i < n; ++i)
+        direction[i] = blocks[i]->block_direction(here.gradient[i]);
+    }
     const auto slope_of = [&](const std::vector<torch::Tensor>& gradient) {
       return reduce(per_block([&](std::size_t i) {
                       return std::vector<double>{dot_double(gradient[i], direction[i])};
                     }),
                     1, false)[0];
     };
+    double slope = slope_of(here.gradient);
+    if (stage.joint_hessian) {
+      if (!(slope < 0)) {  // rounding in H: restart from steepest descent, as QuasiNewton::step()
+        for (std::size_t i = 0; i < n; ++i)
+          blocks[i]->block_restart(), direction[i] = -here.gradient[i];
+        slope = slope_of(here.gradient);
+      }
+      // The first step of a fresh matrix moves the parameters by at most lr in sum.
+      if (fresh())
+        first_step_length *= std::min(1.0, 1 / whole_gradient.abs().sum().item<double>());
+    }
     // Every sample, so the accepted one needs no second evaluation.
     std::vector<std::pair<double, JointPoint>> seen;
     const auto along = [&](double t) {
@@ -146,17 +205,12 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
     };
     StrongWolfeOptions search;
     search.tolerance_change = QuasiNewtonOptions().tolerance_change();
-    const auto found =
-        strong_wolfe(along, {0, here.value, slope_of(here.gradient)}, stage.lr, search);
+    const auto found = strong_wolfe(along, {0, here.value, slope}, first_step_length, search);
     if (found.accepted.t == 0) {
       for (std::size_t i = 0; i < n; ++i) blocks[i]->set_parameters(x[i]);
-      const auto curved = reduce(per_block([&](std::size_t i) {
-                                   return std::vector<double>{blocks[i]->block_fresh() ? 0.0 : 1.0};
-                                 }),
-                                 1, false)[0];
       // Not even the scaled steepest descent lowers the loss: done. Otherwise start again from
       // it (the curvature gathered so far misled the search).
-      converged = curved == 0;
+      converged = fresh();
       for (auto* block : blocks) block->block_restart();
       continue;
     }
@@ -164,15 +218,29 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
     for (auto& [t, point] : seen)
       if (t == found.accepted.t) next = std::move(point);
     std::vector<std::vector<double>> change(n);
+    std::vector<torch::Tensor> steps(n), gradient_changes(n);
     for (std::size_t i = 0; i < n; ++i) {
       // The step as the parameters hold it (rounded to their dtype), like the accepted gradient.
       blocks[i]->set_parameters(x[i] + direction[i] * found.accepted.t);
       const auto x_next = blocks[i]->flat_parameters();
-      const auto s = x_next - x[i];
-      blocks[i]->block_update(s, next.gradient[i] - here.gradient[i], here.gradient[i],
-                              found.accepted.t);
-      change[i] = {largest_entry(s), largest_entry(x_next)};
+      steps[i] = x_next - x[i];
+      gradient_changes[i] = next.gradient[i] - here.gradient[i];
+      change[i] = {largest_entry(steps[i]), largest_entry(x_next)};
       x[i] = x_next;
+    }
+    if (stage.joint_hessian) {
+      const auto s = gather(steps), y = gather(gradient_changes);
+      std::vector<torch::Tensor> Hy_pieces(n);
+      for (std::size_t i = 0; i < n; ++i) Hy_pieces[i] = blocks[i]->rows_times(y, offset_of(i));
+      const auto Hy = gather(Hy_pieces);
+      // B s = t B d = -t g along d = -H g.
+      const double sBs = -found.accepted.t * dot_double(s, whole_gradient);
+      const bool first = fresh();
+      for (std::size_t i = 0; i < n; ++i)
+        blocks[i]->rows_update(s, y, Hy, sBs, offset_of(i), first);
+    } else {
+      for (std::size_t i = 0; i < n; ++i)
+        blocks[i]->block_update(steps[i], gradient_changes[i], here.gradient[i], found.accepted.t);
     }
     here = std::move(next);
     ++done;

@@ -52,9 +52,12 @@ std::string stage_precision(const io::StageSpec& stage, const Problem& p);
 
 /// Refuses a bfgs/ssbroyden stage whose dense inverse Hessian (n^2 doubles for a network of n
 /// trainable values) would exceed `dense_hessian_limit_bytes` for some subdomain's network,
-/// naming the stage, the estimate and the limit, before any work starts.
+/// naming the stage, the estimate and the limit, before any work starts; and chooses the
+/// layout of the matrix across subdomains (the stage's `hessian`, by default one joint matrix
+/// where each subdomain's rows of it fit the limit, else one block per subdomain).
 constexpr double dense_hessian_limit_bytes = 4.0 * 1024 * 1024 * 1024;
-void check_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d);
+void plan_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d,
+                         train::TrainingPlan& plan);
 
 /// The trainer's plan from the case's training section.
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p);

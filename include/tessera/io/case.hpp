@@ -144,6 +144,7 @@ struct StageSpec {
   double tolerance = 1e-9;                    // quasi-Newton: gradient tolerance
   std::optional<FloatType> dtype;             // absent: float64 for bfgs/ssbroyden, else the run's
   std::optional<Precision> precision;         // absent: the dtype's plain products
+  std::optional<HessianLayout> hessian;       // bfgs/ssbroyden; absent: joint where it fits
   std::optional<int64_t> collocation_points;  // optional per-stage point count
   std::string key;                            // "training.stages[1]"
 };

@@ -34,6 +34,10 @@ struct StagePlan {
   /// The networks, points and shared parameters are converted to this at the stage's start.
   torch::Dtype dtype = torch::kFloat32;
   Products products = Products::dtype;
+  /// bfgs/ssbroyden across subdomains coupled in space: one dense inverse Hessian over all of
+  /// them, distributed by rows (each subdomain's optimizer holds its parameters' rows), instead
+  /// of one block per subdomain.
+  bool joint_hessian = false;
 };
 
 /// Gradient-norm balancing (after Wang et al. 2023): every `every` Adam iterations each term i

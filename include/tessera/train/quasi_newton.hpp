@@ -58,8 +58,21 @@ class QuasiNewton : public torch::optim::Optimizer {
   /// the block_direction() for `gradient`: `s` the block's step, `y` its gradient change.
   void block_update(const torch::Tensor& s, const torch::Tensor& y, const torch::Tensor& gradient,
                     double step_length);
-  /// Forgets the block's curvature (the common line search found no lower point).
+  /// Forgets the block's curvature (the common line search found no lower point, or a
+  /// row-distributed matrix restarts).
   void block_restart() { hessian_ = torch::Tensor(), updates_ = 0; }
+
+  /// For a driver that keeps one inverse Hessian over several blocks, distributed by rows: this
+  /// optimizer holds the rows [offset, offset + its parameter count) of a `columns` x `columns`
+  /// matrix, which restarts as the identity. Returns those rows times `full` (a vector over all
+  /// blocks, in the driver's order).
+  torch::Tensor rows_times(const torch::Tensor& full, int64_t offset);
+  /// Updates the rows after a common step: `s`, `y` and `Hy` (the whole matrix times y) over all
+  /// blocks, `sBs` = s . B s for the whole matrix. `first`: the matrix had no update since it
+  /// (re)started; the caller tracks that, as all blocks decide it together. Returns whether
+  /// the rows changed (not when s.y <= 0, a decision that is the same for every block).
+  bool rows_update(const torch::Tensor& s, const torch::Tensor& y, const torch::Tensor& Hy,
+                   double sBs, int64_t offset, bool first);
   /// Whether the block has had no update since its inverse Hessian (re)started.
   bool block_fresh() const { return updates_ == 0; }
 
@@ -80,12 +93,23 @@ class QuasiNewton : public torch::optim::Optimizer {
   /// H <- the update for the step s with gradient change y; `sBs` is s . B s (B = H^-1).
   void update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double sBs);
 
-  torch::Tensor hessian_;   ///< inverse Hessian approximation [n, n], float64
+  torch::Tensor hessian_;   ///< inverse Hessian approximation [n, n] (or its rows), float64
   torch::Tensor gradient_;  ///< at the current parameters, float64
   double loss_ = 0;
   int64_t iterations_ = 0;
   int64_t updates_ = 0;  ///< inverse-Hessian updates so far (the first one also scales H)
   bool converged_ = false;
 };
+
+/// One BFGS or SSBroyden update of the rows [offset, offset + H.size(0)) of an inverse Hessian,
+/// given the whole step `s`, gradient change `y`, product `Hy` of the whole matrix with y, and
+/// sBs = s . B s. `first`: the matrix has had no update since it started (BFGS then rescales
+/// it; SSBroyden scales differently). Returns false, changing nothing, when s.y is not positive.
+bool update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method, bool first,
+                 const torch::Tensor& s, const torch::Tensor& y, torch::Tensor Hy, double sBs);
+
+/// Rows [offset, offset + rows) of the `columns` x `columns` identity.
+torch::Tensor identity_rows(int64_t rows, int64_t columns, int64_t offset,
+                            const torch::TensorOptions& options);
 
 }  // namespace tessera::train
