@@ -136,17 +136,18 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
   }
   const auto offset_of = [&](std::size_t i) { return offsets.at(owned_[i]->id); };
   // The whole vector over all subdomains from each owned block's piece.
+  // On the blocks' device: the sum travels through MPI on the host.
   const auto gather = [&](const std::vector<torch::Tensor>& pieces) {
     std::vector<double> whole(static_cast<std::size_t>(columns), 0.0);
     for (std::size_t i = 0; i < n && first_replica; ++i) {
-      const auto piece = pieces[i].contiguous();
+      const auto piece = pieces[i].to(torch::kCPU).contiguous();
       std::copy_n(piece.data_ptr<double>(), piece.numel(), whole.begin() + offset_of(i));
     }
     {
       core::ScopedTimer timer(sync_s_);
       comm_.sum_in_place(whole);
     }
-    return torch::tensor(whole, torch::kFloat64);
+    return torch::tensor(whole, torch::kFloat64).to(n ? pieces[0].device() : torch::kCPU);
   };
   // Whether the dense matrix has had no update since it (re)started, as its blocks record it.
   const auto fresh = [&] {
