@@ -34,6 +34,42 @@ double largest_difference(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).abs().max().item<double>();
 }
 
+torch::Tensor rosenbrock(const torch::Tensor& p) {
+  const auto x = p.slice(0, 0, -1), y = p.slice(0, 1);
+  return (100 * (y - x * x).pow(2) + (1 - x).pow(2)).sum();
+}
+
+/// (-1.2, 0, -1.2, 0, ...): far from the minimiser at all ones.
+torch::Tensor rosenbrock_start(int64_t n) {
+  auto start = torch::zeros({n}, torch::kFloat64);
+  start.index_put_({torch::indexing::Slice(0, n, 2)}, -1.2);
+  return start;
+}
+
+/// The 8-D Rosenbrock function's parameters as two blocks of 4, coupled through
+/// (p4 - p3^2)^2, each with its own optimizer.
+struct SplitRosenbrock {
+  std::vector<torch::Tensor> parts;
+  std::vector<std::unique_ptr<QuasiNewton>> blocks;
+  explicit SplitRosenbrock(QuasiNewtonUpdate update) {
+    const auto start = rosenbrock_start(8);
+    parts = {start.slice(0, 0, 4).clone().set_requires_grad(true),
+             start.slice(0, 4).clone().set_requires_grad(true)};
+    for (auto& part : parts)
+      blocks.push_back(std::make_unique<QuasiNewton>(std::vector<torch::Tensor>{part},
+                                                     QuasiNewtonOptions(update)));
+  }
+  /// The value and each block's gradient at the blocks' current parameters.
+  double evaluate(std::vector<torch::Tensor>& gradient) {
+    for (auto& block : blocks) block->zero_grad();
+    auto value = rosenbrock(torch::cat(parts));
+    value.backward();
+    gradient.clear();
+    for (auto& block : blocks) gradient.push_back(block->flat_gradient());
+    return value.item<double>();
+  }
+};
+
 }  // namespace
 
 TEST_CASE("BFGS and SSBroyden minimise a convex quadratic to 1e-10") {
@@ -54,17 +90,11 @@ TEST_CASE("BFGS and SSBroyden minimise a convex quadratic to 1e-10") {
 }
 
 TEST_CASE("BFGS and SSBroyden minimise the Rosenbrock function to 1e-10") {
-  const auto rosenbrock = [](const torch::Tensor& p) {
-    const auto x = p.slice(0, 0, -1), y = p.slice(0, 1);
-    return (100 * (y - x * x).pow(2) + (1 - x).pow(2)).sum();
-  };
   for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
     CAPTURE(static_cast<int>(update));
     const auto two = minimise(update, torch::tensor({-1.2, 1.0}, torch::kFloat64), rosenbrock, 500);
     CHECK(largest_difference(two, torch::ones({2}, torch::kFloat64)) < 1e-10);
-    auto start = torch::zeros({8}, torch::kFloat64);
-    start.index_put_({torch::indexing::Slice(0, 8, 2)}, -1.2);
-    const auto eight = minimise(update, start, rosenbrock, 2000);
+    const auto eight = minimise(update, rosenbrock_start(8), rosenbrock, 2000);
     CHECK(largest_difference(eight, torch::ones({8}, torch::kFloat64)) < 1e-10);
   }
 }
@@ -89,28 +119,13 @@ TEST_CASE("Block quasi-Newton with one common line search minimises a coupled fu
   // The way the trainer moves subdomains coupled through interfaces: each block keeps its own
   // inverse Hessian, one strong Wolfe search acts on the summed function. The 8-D Rosenbrock
   // function split 4 + 4 couples the blocks through (p4 - p3^2)^2.
-  const auto rosenbrock = [](const torch::Tensor& p) {
-    const auto x = p.slice(0, 0, -1), y = p.slice(0, 1);
-    return (100 * (y - x * x).pow(2) + (1 - x).pow(2)).sum();
-  };
   for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
     CAPTURE(static_cast<int>(update));
-    auto start = torch::zeros({8}, torch::kFloat64);
-    start.index_put_({torch::indexing::Slice(0, 8, 2)}, -1.2);
-    std::vector<torch::Tensor> parts{start.slice(0, 0, 4).clone().set_requires_grad(true),
-                                     start.slice(0, 4).clone().set_requires_grad(true)};
-    std::vector<std::unique_ptr<QuasiNewton>> blocks;
-    for (auto& part : parts)
-      blocks.push_back(std::make_unique<QuasiNewton>(std::vector<torch::Tensor>{part},
-                                                     QuasiNewtonOptions(update)));
-    // The value and each block's gradient at the blocks' current parameters.
+    SplitRosenbrock split(update);
+    auto& parts = split.parts;
+    auto& blocks = split.blocks;
     const auto evaluate = [&](std::vector<torch::Tensor>& gradient) {
-      for (auto& block : blocks) block->zero_grad();
-      auto value = rosenbrock(torch::cat(parts));
-      value.backward();
-      gradient.clear();
-      for (auto& block : blocks) gradient.push_back(block->flat_gradient());
-      return value.item<double>();
+      return split.evaluate(gradient);
     };
     std::vector<torch::Tensor> gradient;
     double value = evaluate(gradient);
@@ -191,30 +206,14 @@ TEST_CASE("One inverse Hessian held as rows by two blocks minimises a coupled fu
   // The trainer's joint layout: blocks hold the rows of their parameters, the whole gradient,
   // step, gradient change and H y are assembled from the blocks' pieces, and one strong Wolfe
   // search acts on the sum. The 8-D Rosenbrock function split 4 + 4.
-  const auto rosenbrock = [](const torch::Tensor& p) {
-    const auto x = p.slice(0, 0, -1), y = p.slice(0, 1);
-    return (100 * (y - x * x).pow(2) + (1 - x).pow(2)).sum();
-  };
   for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
     CAPTURE(static_cast<int>(update));
-    auto start = torch::zeros({8}, torch::kFloat64);
-    start.index_put_({torch::indexing::Slice(0, 8, 2)}, -1.2);
-    std::vector<torch::Tensor> parts{start.slice(0, 0, 4).clone().set_requires_grad(true),
-                                     start.slice(0, 4).clone().set_requires_grad(true)};
+    SplitRosenbrock split(update);
+    auto& parts = split.parts;
+    auto& blocks = split.blocks;
     const std::vector<int64_t> offsets{0, 4};
-    std::vector<std::unique_ptr<QuasiNewton>> blocks;
-    for (auto& part : parts)
-      blocks.push_back(std::make_unique<QuasiNewton>(std::vector<torch::Tensor>{part},
-                                                     QuasiNewtonOptions(update)));
     std::vector<torch::Tensor> gradient;
-    const auto evaluate = [&] {
-      for (auto& block : blocks) block->zero_grad();
-      auto value = rosenbrock(torch::cat(parts));
-      value.backward();
-      gradient.clear();
-      for (auto& block : blocks) gradient.push_back(block->flat_gradient());
-      return value.item<double>();
-    };
+    const auto evaluate = [&] { return split.evaluate(gradient); };
     double value = evaluate();
     bool fresh = true;
     int iterations = 0;
