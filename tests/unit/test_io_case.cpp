@@ -225,7 +225,20 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].clip: not a key of an ssbroyden stage "
         "(only adam takes it); ssbroyden takes 'optimizer', 'iterations', 'lr', "
-        "'tolerance', 'points', 'dtype', 'precision'");
+        "'tolerance', 'points', 'dtype', 'precision', 'hessian'");
+
+  // The inverse Hessian's layout belongs to the dense quasi-Newton stages only.
+  doc = minimal();
+  doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}, {"hessian", "joint"}};
+  CHECK(error_of(doc) ==
+        "cases/p.json: training.stages[0].hessian: not a key of an lbfgs stage "
+        "(only bfgs and ssbroyden take it); lbfgs takes 'optimizer', 'iterations', 'lr', "
+        "'history', 'tolerance', 'points', 'dtype', 'precision'");
+  doc = minimal();
+  doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"hessian", "blocks"}};
+  const auto blocks = io::case_from_json(doc, "cases/p.json", {});
+  REQUIRE(blocks.training.stages[0].hessian);
+  CHECK(*blocks.training.stages[0].hessian == io::HessianLayout::blocks);
 
   doc = minimal();
   doc["conditions"][0]["axis"] = "x";
