@@ -27,8 +27,10 @@ nlohmann::json history_json(const train::LogRecord& r) {
 namespace {
 
 // What the defaults chose, read from the trainer's own plan.
+// `joint_finish`: every cut is in space, so BFGS and SSBroyden minimise the subdomains together
+// and their inverse Hessian's layout applies (with a cut in time they run per subdomain).
 void print_training_choices(std::ostream& out, const io::Case& c, const train::TrainingPlan& plan,
-                            int subdomains) {
+                            bool joint_finish) {
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
     const auto& spec = c.training.stages[i];
@@ -40,7 +42,7 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
     const bool dense =
         s.optimizer == train::OptimizerKind::bfgs || s.optimizer == train::OptimizerKind::ssbroyden;
-    if (dense && subdomains > 1)
+    if (dense && joint_finish)
       out << (s.joint_hessian ? ", one inverse Hessian over the subdomains cut in space"
                               : ", one inverse Hessian block per subdomain")
           << (spec.hessian ? "" : " (default)");
@@ -134,7 +136,10 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
               ? "forward Taylor engine"
               : "auto (forward Taylor engine up to second order, else autograd)")
       << "\n";
-  print_training_choices(out, c, setup.plan, d.partition.size());
+  bool cut_in_space = false, cut_in_time = false;
+  for (const auto& cut : d.partition.interfaces())
+    (cut.axis >= p.domain->spatial_dims() ? cut_in_time : cut_in_space) = true;
+  print_training_choices(out, c, setup.plan, cut_in_space && !cut_in_time);
   if (setup.plan.batch_points > 0) {
     const int64_t largest = model.largest_set;
     const int64_t batch = setup.plan.batch_points;
