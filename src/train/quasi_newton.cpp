@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -34,39 +35,111 @@ struct Outer {
   torch::Tensor u, w;
 };
 
-/// H <- scale H + sum_k c_k u_k w_k^T, for H of any shape (u_k its rows, w_k its columns). On the
-/// CPU in one pass over H: the matrix is the largest object of the optimizer (n^2 doubles), so
-/// each pass costs a full sweep of memory.
-void low_rank_update(torch::Tensor& H, double scale, const std::vector<Outer>& terms) {
+/// Terms of every update: BFGS and SSBroyden are both rank-3 corrections.
+constexpr std::size_t kTerms = 3;
+
+/// Dot products of matrix rows with a vector, summed in four interleaved partial sums: a fixed
+/// order that vectorises and does not depend on the thread count. Every product of the inverse
+/// Hessian with a vector goes through this order (matrix_times() or during an update), so a
+/// product computed along an update equals the one a restarted run computes on its own.
+struct RowDot {
+  static constexpr int64_t lanes = 4;
+  double sum[lanes] = {0, 0, 0, 0};
+  double tail = 0;
+  void add(int64_t lane, double value, double factor) { sum[lane] += value * factor; }
+  void add_tail(double value, double factor) { tail += value * factor; }
+  double total() const { return (sum[0] + sum[1]) + (sum[2] + sum[3]) + tail; }
+};
+
+/// H v for a CPU matrix of doubles, in the RowDot order; other matrices use mv().
+torch::Tensor matrix_times(const torch::Tensor& H, const torch::Tensor& v) {
+  if (!H.is_cpu() || !H.is_contiguous() || H.scalar_type() != torch::kFloat64) return H.mv(v);
+  const int64_t rows = H.size(0), n = H.size(1);
+  const auto vector = v.contiguous();
+  auto product = torch::empty({rows}, H.options());
+  const double* h = H.data_ptr<double>();
+  const double* t = vector.data_ptr<double>();
+  double* p = product.data_ptr<double>();
+  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double* row = h + i * n;
+      RowDot dot;
+      int64_t j = 0;
+      for (; j + RowDot::lanes <= n; j += RowDot::lanes)
+        for (int64_t l = 0; l < RowDot::lanes; ++l) dot.add(l, row[j + l], t[j + l]);
+      for (; j < n; ++j) dot.add_tail(row[j], t[j]);
+      p[i] = dot.total();
+    }
+  });
+  return product;
+}
+
+/// One pass of low_rank_update() over rows [begin, end). With `times`, also each new row's
+/// product with it, in the RowDot order.
+void update_row_range(double* h, int64_t n, int64_t begin, int64_t end, double scale,
+                      const double* c, const double* const* u, const double* const* w,
+                      const double* times, double* product) {
+  const double* __restrict w0 = w[0];
+  const double* __restrict w1 = w[1];
+  const double* __restrict w2 = w[2];
+  for (int64_t i = begin; i < end; ++i) {
+    double* __restrict row = h + i * n;
+    const double c0 = c[0] * u[0][i], c1 = c[1] * u[1][i], c2 = c[2] * u[2][i];
+    const auto updated = [&](int64_t j) {
+      return scale * row[j] + c0 * w0[j] + c1 * w1[j] + c2 * w2[j];
+    };
+    if (!times) {
+      for (int64_t j = 0; j < n; ++j) row[j] = updated(j);
+      continue;
+    }
+    RowDot dot;
+    int64_t j = 0;
+    for (; j + RowDot::lanes <= n; j += RowDot::lanes)
+      for (int64_t l = 0; l < RowDot::lanes; ++l) {
+        row[j + l] = updated(j + l);
+        dot.add(l, row[j + l], times[j + l]);
+      }
+    for (; j < n; ++j) {
+      row[j] = updated(j);
+      dot.add_tail(row[j], times[j]);
+    }
+    product[i] = dot.total();
+  }
+}
+
+/// H <- scale H + sum_k c_k u_k w_k^T, for H of any shape (u_k its rows, w_k its columns), and
+/// returns the new H times `times` when that is defined. On the CPU in one pass over H: the
+/// matrix is the largest object of the optimizer (n^2 doubles), so each pass costs a full sweep
+/// of memory, and the product the next iteration needs (H g for the accepted gradient) rides
+/// along instead of taking a sweep of its own.
+torch::Tensor low_rank_update(torch::Tensor& H, double scale, const std::vector<Outer>& terms,
+                              const torch::Tensor& times = {}) {
   if (!H.is_cpu() || !H.is_contiguous()) {
     H.mul_(scale);
     for (const auto& t : terms) H.addr_(t.u, t.w, 1, t.c);
-    return;
+    return times.defined() ? matrix_times(H, times) : torch::Tensor();
   }
-  TESSERA_ASSERT(terms.size() <= 4, "low_rank_update takes at most 4 terms");
+  TESSERA_ASSERT(terms.size() == kTerms, "low_rank_update takes " << kTerms << " terms");
   const int64_t rows = H.size(0), n = H.size(1);
   std::vector<torch::Tensor> kept;
-  std::vector<const double*> u, w;
-  std::vector<double> c;
-  for (const auto& t : terms) {
-    kept.push_back(t.u.contiguous()), kept.push_back(t.w.contiguous());
-    u.push_back(kept[kept.size() - 2].data_ptr<double>());
-    w.push_back(kept.back().data_ptr<double>());
-    c.push_back(t.c);
+  const double* u[kTerms];
+  const double* w[kTerms];
+  double c[kTerms];
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    kept.push_back(terms[k].u.contiguous()), kept.push_back(terms[k].w.contiguous());
+    u[k] = kept[kept.size() - 2].data_ptr<double>();
+    w[k] = kept.back().data_ptr<double>();
+    c[k] = terms[k].c;
   }
+  const auto contiguous_times = times.defined() ? times.contiguous() : torch::Tensor();
+  auto product = times.defined() ? torch::empty({rows}, H.options()) : torch::Tensor();
+  const double* t = times.defined() ? contiguous_times.data_ptr<double>() : nullptr;
+  double* p = times.defined() ? product.data_ptr<double>() : nullptr;
   double* h = H.data_ptr<double>();
   at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      double* row = h + i * n;
-      double coefficient[4] = {0, 0, 0, 0};
-      for (std::size_t k = 0; k < c.size(); ++k) coefficient[k] = c[k] * u[k][i];
-      for (int64_t j = 0; j < n; ++j) {
-        double value = scale * row[j];
-        for (std::size_t k = 0; k < c.size(); ++k) value += coefficient[k] * w[k][j];
-        row[j] = value;
-      }
-    }
+    update_row_range(h, n, begin, end, scale, c, u, w, t, p);
   });
+  return product;
 }
 
 }  // namespace
@@ -114,17 +187,21 @@ double QuasiNewton::evaluate(const LossClosure& closure, torch::Tensor& gradient
   return value;
 }
 
-void QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y,
-                                         double sBs) {
-  const auto Hy = hessian_.mv(y);
-  if (update_rows(hessian_, 0, options().update(), updates_ == 0, s, y, Hy, sBs)) ++updates_;
+torch::Tensor QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y,
+                                                  double sBs, const torch::Tensor& times) {
+  const auto Hy = matrix_times(hessian_, y);
+  auto product = update_rows(hessian_, 0, options().update(), updates_ == 0, s, y, Hy, sBs, times);
+  if (!product) return times.defined() ? matrix_times(hessian_, times) : torch::Tensor();
+  ++updates_;
+  return *product;
 }
 
-bool update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method, bool first,
-                 const torch::Tensor& s, const torch::Tensor& y, torch::Tensor Hy, double sBs) {
+std::optional<torch::Tensor> update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method,
+                                         bool first, const torch::Tensor& s, const torch::Tensor& y,
+                                         torch::Tensor Hy, double sBs, const torch::Tensor& times) {
   const double sy = scalar_product(s, y);
   // Without positive curvature along the step the update would lose positive definiteness.
-  if (!(sy > 1e-300)) return false;
+  if (!(sy > 1e-300)) return std::nullopt;
   const double rho = 1 / sy;
   const auto n = static_cast<double>(s.numel());
   const auto rows = [&](const torch::Tensor& full) { return full.narrow(0, offset, H.size(0)); };
@@ -136,9 +213,9 @@ bool update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method, boo
       Hy = y * scale;
     }
     const double yHy = scalar_product(y, Hy);
-    low_rank_update(
-        H, 1, {{-rho, rows(Hy), s}, {-rho, rows(s), Hy}, {rho * (1 + rho * yHy), rows(s), s}});
-    return true;
+    return low_rank_update(
+        H, 1, {{-rho, rows(Hy), s}, {-rho, rows(s), Hy}, {rho * (1 + rho * yHy), rows(s), s}},
+        times);
   }
   // Self-scaled Broyden: H <- (H - Hy Hy^T / yHy + phi yHy v v^T) / tau + rho s s^T with
   // v = rho s - Hy / yHy, where theta (the Broyden-family member, through phi) and tau (the
@@ -164,10 +241,9 @@ bool update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method, boo
   if (!(tau > 0) || !std::isfinite(tau)) tau = 1;
   const double phi = (1 - theta) / (1 + a * theta);
   const auto v = s * rho - Hy / yHy;
-  low_rank_update(
+  return low_rank_update(
       H, 1 / tau,
-      {{-1 / (yHy * tau), rows(Hy), Hy}, {phi * yHy / tau, rows(v), v}, {rho, rows(s), s}});
-  return true;
+      {{-1 / (yHy * tau), rows(Hy), Hy}, {phi * yHy / tau, rows(v), v}, {rho, rows(s), s}}, times);
 }
 
 torch::Tensor identity_rows(int64_t rows, int64_t columns, int64_t offset,
@@ -185,12 +261,14 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
   double loss = evaluate(closure, gradient);
   if (!hessian_.defined()) hessian_ = torch::eye(x.numel(), x.options());
   converged_ = false;
+  torch::Tensor H_gradient;  // H g for the current gradient, when the last update computed it
   for (int64_t k = 0; k < o.max_iter(); ++k) {
     if (gradient.abs().max().item<double>() <= o.tolerance_grad()) {
       converged_ = true;
       break;
     }
-    auto direction = -hessian_.mv(gradient);
+    auto direction = H_gradient.defined() ? -H_gradient : -matrix_times(hessian_, gradient);
+    H_gradient = torch::Tensor();
     double slope = scalar_product(gradient, direction);
     if (!(slope < 0)) {  // not a descent direction (rounding in H): restart from steepest descent
       hessian_ = torch::eye(x.numel(), hessian_.options());
@@ -231,7 +309,8 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
     const auto s = x_next - x;
     const auto y = next_gradient - gradient;
     // B s = t B d = -t g along d = -H g.
-    update_inverse_hessian(s, y, -found.accepted.t * scalar_product(s, gradient));
+    H_gradient = update_inverse_hessian(s, y, -found.accepted.t * scalar_product(s, gradient),
+                                        next_gradient);
     x = x_next;
     gradient = next_gradient;
     loss = found.accepted.value;
@@ -255,10 +334,10 @@ torch::Tensor QuasiNewton::block_direction(const torch::Tensor& gradient) {
     updates_ = 0;
   };
   if (!hessian_.defined()) restart();
-  auto direction = -hessian_.mv(gradient);
+  auto direction = -matrix_times(hessian_, gradient);
   if (!(scalar_product(gradient, direction) < 0) && gradient.abs().max().item<double>() > 0) {
     restart();
-    direction = -hessian_.mv(gradient);
+    direction = -matrix_times(hessian_, gradient);
   }
   return direction;
 }
@@ -287,15 +366,17 @@ torch::Tensor QuasiNewton::rows_times(const torch::Tensor& full, int64_t offset)
     for (const auto& p : param_groups_.at(0).params()) rows += p.numel();
     hessian_ = identity_rows(rows, full.numel(), offset, full.options());
   }
-  return hessian_.mv(full);
+  return matrix_times(hessian_, full);
 }
 
-bool QuasiNewton::rows_update(const torch::Tensor& s, const torch::Tensor& y,
-                              const torch::Tensor& Hy, double sBs, int64_t offset, bool first) {
+torch::Tensor QuasiNewton::rows_update(const torch::Tensor& s, const torch::Tensor& y,
+                                       const torch::Tensor& Hy, double sBs, int64_t offset,
+                                       bool first, const torch::Tensor& times) {
   ++iterations_;
-  const bool updated = update_rows(hessian_, offset, options().update(), first, s, y, Hy, sBs);
-  if (updated) updates_ = first ? 1 : updates_ + 1;
-  return updated;
+  auto product = update_rows(hessian_, offset, options().update(), first, s, y, Hy, sBs, times);
+  if (!product) return matrix_times(hessian_, times);
+  updates_ = first ? 1 : updates_ + 1;
+  return *product;
 }
 
 void QuasiNewton::save(torch::serialize::OutputArchive& archive) const {

@@ -158,6 +158,10 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
   };
 
   JointPoint here = evaluate();
+  // The whole gradient at `here` and the rows' product with it, when the last update computed
+  // them (the product rides along the update's pass over the matrix).
+  torch::Tensor next_whole_gradient;
+  std::vector<torch::Tensor> next_product(n);
   std::vector<torch::Tensor> x;
   for (auto* block : blocks) x.push_back(block->flat_parameters());
   int64_t done = first_step;
@@ -172,9 +176,13 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
     torch::Tensor whole_gradient;
     double first_step_length = stage.lr;
     if (stage.joint_hessian) {
-      whole_gradient = gather(here.gradient);
+      whole_gradient = next_whole_gradient.defined() ? next_whole_gradient : gather(here.gradient);
       for (std::size_t i = 0; i < n; ++i)
-        direction[i] = -blocks[i]->rows_times(whole_gradient, offset_of(i));
+        direction[i] = next_product[i].defined()
+                           ? -next_product[i]
+                           : -blocks[i]->rows_times(whole_gradient, offset_of(i));
+      next_whole_gradient = torch::Tensor();
+      for (auto& product : next_product) product = torch::Tensor();
     } else {
       for (std::size_t i = 0; i < n; ++i)
         direction[i] = blocks[i]->block_direction(here.gradient[i]);
@@ -230,7 +238,9 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
       x[i] = x_next;
     }
     if (stage.joint_hessian) {
-      const auto s = gather(steps), y = gather(gradient_changes);
+      next_whole_gradient = gather(next.gradient);
+      // Each entry is the same difference the block would have sent.
+      const auto s = gather(steps), y = next_whole_gradient - whole_gradient;
       std::vector<torch::Tensor> Hy_pieces(n);
       for (std::size_t i = 0; i < n; ++i) Hy_pieces[i] = blocks[i]->rows_times(y, offset_of(i));
       const auto Hy = gather(Hy_pieces);
@@ -238,7 +248,8 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
       const double sBs = -found.accepted.t * dot_double(s, whole_gradient);
       const bool first = fresh();
       for (std::size_t i = 0; i < n; ++i)
-        blocks[i]->rows_update(s, y, Hy, sBs, offset_of(i), first);
+        next_product[i] =
+            blocks[i]->rows_update(s, y, Hy, sBs, offset_of(i), first, next_whole_gradient);
     } else {
       for (std::size_t i = 0; i < n; ++i)
         blocks[i]->block_update(steps[i], gradient_changes[i], here.gradient[i], found.accepted.t);

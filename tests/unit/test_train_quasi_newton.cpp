@@ -187,12 +187,22 @@ TEST_CASE("Rows of the inverse Hessian updated apart make the whole matrix's upd
       CAPTURE(first);
       auto whole = H.clone();
       const auto Hy = H.mv(y);
-      REQUIRE(tessera::train::update_rows(whole, 0, method, first, s, y, Hy, sBs));
+      const auto times = torch::randn({n}, torch::kFloat64);
+      const auto whole_product =
+          tessera::train::update_rows(whole, 0, method, first, s, y, Hy, sBs, times);
+      REQUIRE(whole_product);
       auto top = H.slice(0, 0, split).clone(), bottom = H.slice(0, split).clone();
-      REQUIRE(tessera::train::update_rows(top, 0, method, first, s, y, Hy, sBs));
-      REQUIRE(tessera::train::update_rows(bottom, split, method, first, s, y, Hy, sBs));
+      const auto top_product =
+          tessera::train::update_rows(top, 0, method, first, s, y, Hy, sBs, times);
+      const auto bottom_product =
+          tessera::train::update_rows(bottom, split, method, first, s, y, Hy, sBs, times);
+      REQUIRE(top_product);
+      REQUIRE(bottom_product);
       CHECK(torch::equal(torch::cat({top, bottom}), whole));
       CHECK(largest_difference(whole, whole.t()) < 1e-12);  // still symmetric
+      // The product computed during the update is the updated matrix's, row by row.
+      CHECK(torch::equal(torch::cat({*top_product, *bottom_product}), *whole_product));
+      CHECK(largest_difference(*whole_product, whole.mv(times)) < 1e-12);
     }
   }
   // No positive curvature: nothing changes.
@@ -247,10 +257,9 @@ TEST_CASE("One inverse Hessian held as rows by two blocks minimises a coupled fu
       const auto y = next - g;
       const auto Hy = torch::cat({blocks[0]->rows_times(y, 0), blocks[1]->rows_times(y, 4)});
       const double sBs = -found.accepted.t * s.dot(g).item<double>();
-      bool updated = false;
       for (std::size_t b = 0; b < 2; ++b)
-        updated = blocks[b]->rows_update(s, y, Hy, sBs, offsets[b], fresh);
-      fresh = fresh && !updated;
+        blocks[b]->rows_update(s, y, Hy, sBs, offsets[b], fresh, next);
+      fresh = blocks[0]->block_fresh();
       value = evaluate();
     }
     CHECK(largest_difference(torch::cat(parts).detach(), torch::ones({8}, torch::kFloat64)) <

@@ -8,6 +8,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "tessera/train/strong_wolfe.hpp"
 
@@ -69,10 +70,12 @@ class QuasiNewton : public torch::optim::Optimizer {
   torch::Tensor rows_times(const torch::Tensor& full, int64_t offset);
   /// Updates the rows after a common step: `s`, `y` and `Hy` (the whole matrix times y) over all
   /// blocks, `sBs` = s . B s for the whole matrix. `first`: the matrix had no update since it
-  /// (re)started; the caller tracks that, as all blocks decide it together. Returns whether
-  /// the rows changed (not when s.y <= 0, a decision that is the same for every block).
-  bool rows_update(const torch::Tensor& s, const torch::Tensor& y, const torch::Tensor& Hy,
-                   double sBs, int64_t offset, bool first);
+  /// (re)started; the caller tracks that, as all blocks decide it together. The rows do not
+  /// change when s.y <= 0, a decision that is the same for every block. Returns the rows, as
+  /// they now are, times `next` (a vector over all blocks: the next iteration's gradient), in
+  /// the same pass over the matrix as the update.
+  torch::Tensor rows_update(const torch::Tensor& s, const torch::Tensor& y, const torch::Tensor& Hy,
+                            double sBs, int64_t offset, bool first, const torch::Tensor& next);
   /// Whether the block has had no update since its inverse Hessian (re)started.
   bool block_fresh() const { return updates_ == 0; }
 
@@ -91,7 +94,9 @@ class QuasiNewton : public torch::optim::Optimizer {
   /// Evaluates the closure: the loss and the flat double-precision gradient.
   double evaluate(const LossClosure& closure, torch::Tensor& gradient);
   /// H <- the update for the step s with gradient change y; `sBs` is s . B s (B = H^-1).
-  void update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double sBs);
+  /// Returns the new H times `times` (undefined without it).
+  torch::Tensor update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double sBs,
+                                       const torch::Tensor& times = {});
 
   torch::Tensor hessian_;   ///< inverse Hessian approximation [n, n] (or its rows), float64
   torch::Tensor gradient_;  ///< at the current parameters, float64
@@ -104,9 +109,13 @@ class QuasiNewton : public torch::optim::Optimizer {
 /// One BFGS or SSBroyden update of the rows [offset, offset + H.size(0)) of an inverse Hessian,
 /// given the whole step `s`, gradient change `y`, product `Hy` of the whole matrix with y, and
 /// sBs = s . B s. `first`: the matrix has had no update since it started (BFGS then rescales
-/// it; SSBroyden scales differently). Returns false, changing nothing, when s.y is not positive.
-bool update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method, bool first,
-                 const torch::Tensor& s, const torch::Tensor& y, torch::Tensor Hy, double sBs);
+/// it; SSBroyden scales differently). Returns nothing, changing nothing, when s.y is not
+/// positive; else the updated rows times `times` (undefined without it), computed in the same
+/// pass over the rows.
+std::optional<torch::Tensor> update_rows(torch::Tensor& H, int64_t offset, QuasiNewtonUpdate method,
+                                         bool first, const torch::Tensor& s, const torch::Tensor& y,
+                                         torch::Tensor Hy, double sBs,
+                                         const torch::Tensor& times = {});
 
 /// Rows [offset, offset + rows) of the `columns` x `columns` identity.
 torch::Tensor identity_rows(int64_t rows, int64_t columns, int64_t offset,
