@@ -57,7 +57,7 @@ PROBLEMS = {
     },
     "burgers_inverse": {
         "case": "cases/validation/burgers_inverse.json",
-        "published": "nu: 0.008% (1% noise), 0.469% (noise-free)",
+        "published": "nu: 0.469% (noise-free; 0.008% with 1% noise)",
         "citation": "Raissi, Perdikaris & Karniadakis 2019 (arXiv:1711.10566), Burgers "
         "identification table, N = 2,000, 9 x 20",
         "parameter": ("nu", 0.01 / math.pi),
