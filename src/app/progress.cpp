@@ -62,7 +62,8 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
     out << "  collocation points: redistributed by their residual every " << a->every
         << " Adam iterations (" << a->candidates << " candidates per point, exponent "
         << a->exponent << ", constant " << a->constant << ")"
-        << (c.training.collocation.adaptive_given ? "" : " (default)") << "\n";
+        << (c.training.collocation.adaptive_given ? "" : " (default)")
+        << "; a stage's points are drawn the same way\n";
   else if (plan.resample_every > 0)
     out << "  collocation points: redrawn uniformly every " << plan.resample_every
         << " Adam iterations (training.collocation.adaptive false)\n";

@@ -46,12 +46,17 @@ double Trainer::wall_seconds() const { return core::now_seconds() - start_time_;
 
 void Trainer::apply_stage_points(const StagePlan& stage) {
   if (!stage.points) return;
-  // Only the collocation (equation) groups follow a stage's point count.
+  // Only the collocation (equation) groups follow a stage's point count. With residual-based
+  // points the new sample is drawn by the residual too: a uniform redraw would undo the
+  // concentration the earlier stages built, just before the finish that resolves it.
   for (auto* s : owned_)
     for (auto& group : s->groups)
       if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get())) {
         equations->set_point_count(*stage.points);
-        group->resample();
+        if (plan_.adaptive_points)
+          equations->adapt(*s->fields, *plan_.adaptive_points);
+        else
+          group->resample();
       }
 }
 

@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""A stage's `points` draws its sample by the residual when residual-based sampling is on, and
+uniformly when it is off.
+
+  check_stage_points.py --tessera BIN --case tests/cases/tiny.json --out DIR
+
+Runs the case with an Adam stage (points redistributed every 50 iterations) and an L-BFGS stage
+on 200 points, checkpointing every 10 iterations, then reads a checkpoint taken inside the
+L-BFGS stage: the collocation group must hold an adapted sample (which only a residual-based
+draw stores) of exactly 200 points. With `training.collocation.adaptive` false the same
+checkpoint must hold no adapted sample.
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import torch
+
+ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
+STAGE_POINTS = 200
+SETS = [
+    'training.stages=[{"optimizer":"adam","iterations":100,"lr":0.001},'
+    '{"optimizer":"lbfgs","iterations":20,"points":%d}]' % STAGE_POINTS,
+    "training.log_every=10",
+    "training.checkpoint_every=10",
+]
+
+
+def adapted_samples(args, out, adaptive):
+    shutil.rmtree(out, ignore_errors=True)
+    line = [args.tessera, "run", args.case, "--set", f"output.directory={out}"]
+    for s in SETS + [f"training.collocation.adaptive={adaptive}"]:
+        line += ["--set", s]
+    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        sys.stdout.write(result.stdout[-2000:] + result.stderr[-2000:])
+        sys.exit(f"FAIL: exit {result.returncode}: {' '.join(line)}")
+    folders = sorted(glob.glob(os.path.join(out, "checkpoints", "*")))
+    inside = [f for f in folders if 100 < int(os.path.basename(f)) <= 120]
+    if not inside:
+        sys.exit(f"FAIL: no checkpoint inside the L-BFGS stage in {out}/checkpoints")
+    state = torch.jit.load(os.path.join(inside[0], "subdomain_0.pt")).state_dict()
+    return {k: tuple(v.shape) for k, v in state.items() if k.endswith(".adapted")}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tessera", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    failures = []
+    adapted = adapted_samples(args, os.path.join(args.out, "adaptive"), '{"every":50}')
+    print("residual-based points, the stage's sample:", adapted or "none stored")
+    if len(adapted) != 1 or next(iter(adapted.values()))[0] != STAGE_POINTS:
+        failures.append(f"expected one adapted sample of {STAGE_POINTS} points, got {adapted}")
+    uniform = adapted_samples(args, os.path.join(args.out, "uniform"), "false")
+    print("uniform points, the stage's sample:", uniform or "none stored (uniform)")
+    if uniform:
+        failures.append(f"adaptive false stored an adapted sample: {uniform}")
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
