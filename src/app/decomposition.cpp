@@ -97,10 +97,15 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
   for (int& first : d.rank_of) first *= k;
   if (spec.method == io::DecompositionMethod::xpinn) {
-    d.weights.continuity = d.weights.residual = 1;
+    d.weights.continuity = 1;
     // Value and residual continuity leave a kink free where the equations are of second order
-    // across the cut; matching the normal derivative as well gives the transmission conditions.
-    if (second_order_across_cuts(p, d.partition)) d.weights.gradient = 1;
+    // across the cut. There value and normal derivative are the transmission conditions: with
+    // both matched and the equation held on each side, the residual cannot jump, and its term
+    // (second derivatives at the interface) would only slow the minimisation down.
+    if (second_order_across_cuts(p, d.partition))
+      d.weights.gradient = 1;
+    else
+      d.weights.residual = 1;
   }
   if (spec.method == io::DecompositionMethod::cpinn) d.weights.continuity = d.weights.flux = 1;
   auto weight = [&](const char* key, double& into) {

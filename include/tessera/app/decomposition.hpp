@@ -23,8 +23,8 @@ struct Decomposition {
 /// error and interfaces outside it are dropped) and maps subdomains to `ranks` ranks in
 /// contiguous blocks; with `ranks_per_subdomain` = k, consecutive groups of k ranks each train
 /// the same subdomains (ranks must be a multiple of k). Interface weights default by method: xpinn
-/// continuity 1 and residual 1, and gradient 1 where second_order_across_cuts(), else 0; cpinn
-/// continuity 1 and flux 1, gradient 0; `interface.weights` overrides them.
+/// continuity 1, and gradient 1 where second_order_across_cuts(), else residual 1; cpinn
+/// continuity 1 and flux 1; `interface.weights` overrides them.
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks);
 
 /// Whether some equation holds a second derivative along an axis that an interface cuts.
