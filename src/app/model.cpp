@@ -317,8 +317,8 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   plan.log_every = c.training.log_every;
   plan.resample_every = c.training.collocation.resample_every;
   if (const auto& a = c.training.collocation.adaptive)
-    plan.adaptive_points =
-        physics::ResidualSampling{a->every, a->candidates, a->exponent, a->constant};
+    plan.adaptive_points = physics::ResidualSampling{a->every, a->candidates, a->exponent,
+                                                     a->constant, a->across_subdomains};
   plan.weights = p.weights;
   plan.adaptive.enabled = c.training.weights.adaptive == io::WeightBalancing::grad_norm;
   plan.adaptive.every = c.training.weights.adaptive_every;

@@ -63,6 +63,9 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
         << " Adam iterations (" << a->candidates << " candidates per point, exponent "
         << a->exponent << ", constant " << a->constant << ")"
         << (c.training.collocation.adaptive_given ? "" : " (default)")
+        << (c.decomposition.method != io::DecompositionMethod::none && a->across_subdomains
+                ? "; the subdomains' counts follow their share of the residual"
+                : "")
         << "; a stage's points are drawn the same way\n";
   else if (plan.resample_every > 0)
     out << "  collocation points: redrawn uniformly every " << plan.resample_every

@@ -151,6 +151,7 @@ std::optional<AdaptiveSamplingSpec> read_adaptive_sampling(const JsonNode& node)
   spec.candidates = node["candidates"].integer(1, spec.candidates);
   spec.exponent = node["exponent"].number(Range::non_negative, spec.exponent);
   spec.constant = node["constant"].number(Range::non_negative, spec.constant);
+  spec.across_subdomains = node["across_subdomains"].boolean(spec.across_subdomains);
   return spec;
 }
 

@@ -84,24 +84,33 @@ void EquationGroup::set_dtype(torch::Dtype dtype) {
 }
 
 void EquationGroup::adapt(const FieldEvaluator& fields, const ResidualSampling& rule) {
+  const auto drawn = candidates(fields, rule);
+  keep(drawn, residual_density(drawn.magnitude, rule), sampling_.points);
+}
+
+ResidualCandidates EquationGroup::candidates(const FieldEvaluator& fields,
+                                             const ResidualSampling& rule) {
   auto& s = sampling_;
   s.begin_sample();
-  const auto candidates = s.region->sample_interior(s.points * rule.candidates, s.sampler, s.rng);
+  const auto drawn = s.region->sample_interior(s.points * rule.candidates, s.sampler, s.rng);
   // Every candidate's summed residual magnitude over the equations, in the network's dtype.
   // In slices of the training sample's size, so the memory peak is that of a training pass.
   std::vector<torch::Tensor> magnitudes;
   torch::AutoGradMode grad_mode(true);  // the reverse engine needs it even without a graph
-  for (int64_t start = 0; start < candidates.size(0); start += s.points) {
-    const auto x =
-        candidates.slice(0, start, start + s.points).to(s.options.device, s.options.dtype);
+  for (int64_t start = 0; start < drawn.size(0); start += s.points) {
+    const auto x = drawn.slice(0, start, start + s.points).to(s.options.device, s.options.dtype);
     auto sum = torch::zeros({x.size(0)}, torch::kFloat64);
     for (const auto& r : equation_residuals(equations_, fields, x, /*create_graph=*/false))
       sum += r.detach().reshape({r.size(0), -1}).abs().sum(1).to(torch::kCPU, torch::kFloat64);
     magnitudes.push_back(sum);
   }
-  const auto magnitude = torch::cat(magnitudes);
-  const auto kept = weighted_draw(residual_density(magnitude, rule), s.points, s.rng);
-  set_adapted_points(candidates.index_select(0, kept));
+  return {drawn, torch::cat(magnitudes)};
+}
+
+void EquationGroup::keep(const ResidualCandidates& candidates, const torch::Tensor& density,
+                         int64_t count) {
+  const auto kept = weighted_draw(density, count, sampling_.rng);
+  set_adapted_points(candidates.points.index_select(0, kept));
 }
 
 std::set<expr::DerivativeKey> EquationGroup::derivatives() const {
@@ -171,7 +180,7 @@ std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields, boo
   std::vector<TermValue> terms;
   for (std::size_t i = 0; i < equations_.size(); ++i)
     terms.push_back(sampling_.options.replica.term(equations_[i].name, values[i], residuals[i],
-                                                   x_.size(0), sampling_.points, chunk));
+                                                   x_.size(0), point_count(), chunk));
   return terms;
 }
 

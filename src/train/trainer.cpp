@@ -44,22 +44,6 @@ Trainer::Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned
 
 double Trainer::wall_seconds() const { return core::now_seconds() - start_time_; }
 
-void Trainer::apply_stage_points(const StagePlan& stage) {
-  if (!stage.points) return;
-  // Only the collocation (equation) groups follow a stage's point count. With residual-based
-  // points the new sample is drawn by the residual too: a uniform redraw would undo the
-  // concentration the earlier stages built, just before the finish that resolves it.
-  for (auto* s : owned_)
-    for (auto& group : s->groups)
-      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get())) {
-        equations->set_point_count(*stage.points);
-        if (plan_.adaptive_points)
-          equations->adapt(*s->fields, *plan_.adaptive_points);
-        else
-          group->resample();
-      }
-}
-
 namespace {
 
 /// Drops gradients of another dtype: backward would accumulate into them, rounding every
@@ -161,14 +145,6 @@ void resample_all(const std::vector<SubdomainModel*>& owned, bool equations) {
       if (equations || !dynamic_cast<physics::EquationGroup*>(group.get())) group->resample();
 }
 
-void adapt_points(const std::vector<SubdomainModel*>& owned,
-                  const physics::ResidualSampling& rule) {
-  for (auto* s : owned)
-    for (auto& group : s->groups)
-      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
-        equations->adapt(*s->fields, rule);
-}
-
 }  // namespace
 
 std::vector<torch::Tensor> Trainer::owned_parameters() const {
@@ -207,7 +183,7 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       const auto& adaptive = plan_.adaptive_points;
       if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
         resample_all(owned_, /*equations=*/!adaptive);
-      if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points(owned_, *adaptive);
+      if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
       for (auto& optimizer : optimizers) optimizer->zero_grad();
       const bool adapt = balancer_.due(k);
       // Adaptive weighting needs every term's graph; otherwise the interior terms are

@@ -68,25 +68,11 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
   const std::size_t n = owned_.size();
   const bool first_replica = !sync_.replicas || sync_.replicas->communicator().rank() == 0;
 
-  // `width` figures per owned block -> the same figures of every subdomain of the job, in
-  // subdomain slots (see above).
-  const auto reduce_slots = [&](const std::vector<std::vector<double>>& per_block,
-                                std::size_t width) {
-    std::vector<double> figures(static_cast<std::size_t>(subdomains_) * width, 0.0);
-    for (std::size_t i = 0; i < n && first_replica; ++i)
-      for (std::size_t j = 0; j < width; ++j)
-        figures[static_cast<std::size_t>(owned_[i]->id) * width + j] = per_block[i][j];
-    {
-      core::ScopedTimer timer(sync_s_);
-      comm_.sum_in_place(figures);
-    }
-    return figures;
-  };
   // -> one total per figure over the job; `largest`: the maximum over the subdomains instead of
   // the sum.
   const auto reduce = [&](const std::vector<std::vector<double>>& per_block, std::size_t width,
                           bool largest) {
-    const auto figures = reduce_slots(per_block, width);
+    const auto figures = subdomain_figures(per_block, width);
     std::vector<double> totals(width, 0.0);
     for (std::size_t s = 0; s < static_cast<std::size_t>(subdomains_); ++s)
       for (std::size_t j = 0; j < width; ++j)
@@ -127,7 +113,7 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
   std::vector<int64_t> offsets;
   int64_t columns = 0;
   if (stage.joint_hessian) {
-    const auto counts = reduce_slots(
+    const auto counts = subdomain_figures(
         per_block([&](std::size_t i) {
           return std::vector<double>{static_cast<double>(blocks[i]->flat_parameters().numel())};
         }),

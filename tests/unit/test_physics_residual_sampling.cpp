@@ -122,3 +122,40 @@ TEST_CASE("the weighted draw follows its densities and the RAD density formula")
   CHECK(torch::equal(residual_density(torch::zeros({4}, torch::kFloat64), ResidualSampling{}),
                      torch::ones({4}, torch::kFloat64)));
 }
+
+TEST_CASE("adapt() is the two-step draw with the group's own density and count") {
+  auto a = bump_group(), b = bump_group();
+  a.adapt(zero_field(), ResidualSampling{});
+  const auto drawn = b.candidates(zero_field(), ResidualSampling{});
+  CHECK(drawn.points.size(0) == 8 * kPoints);
+  CHECK(drawn.magnitude.size(0) == 8 * kPoints);
+  b.keep(drawn, residual_density(drawn.magnitude, ResidualSampling{}), kPoints);
+  CHECK(torch::equal(a.points(), b.points()));
+  // Another count is kept as asked, and the term's whole sample follows it.
+  auto c = bump_group();
+  const auto more = c.candidates(zero_field(), ResidualSampling{});
+  c.keep(more, residual_density(more.magnitude, ResidualSampling{}, 0.5), 3 * kPoints);
+  CHECK(c.point_count() == 3 * kPoints);
+  CHECK(c.configured_points() == kPoints);
+}
+
+TEST_CASE("subdomains share the points as the density over the whole domain would") {
+  // Two halves of equal measure, all of the residual in the first: with c = 1 it gets
+  // (1 + 1/2) / 2 = 3/4 of the points.
+  CHECK(share_points(1000, {2.0, 0.0}, {0.5, 0.5}, {8000, 8000}, 1.0) ==
+        std::vector<int64_t>{750, 250});
+  // Equal residual per measure: the counts follow the measures.
+  CHECK(share_points(900, {1.0, 2.0}, {1.0, 2.0}, {8000, 8000}, 1.0) ==
+        std::vector<int64_t>{300, 600});
+  // c = 0: by the residual alone, but every subdomain keeps at least one point.
+  CHECK(share_points(100, {1.0, 0.0, 0.0}, {1, 1, 1}, {800, 800, 800}, 0.0) ==
+        std::vector<int64_t>{98, 1, 1});
+  // A cap (the candidates drawn) holds, and the rest goes to the others.
+  CHECK(share_points(1000, {3.0, 1.0, 0.0}, {1, 1, 1}, {400, 8000, 8000}, 0.0) ==
+        std::vector<int64_t>{400, 599, 1});
+  // Rounding keeps the total: thirds of 100 by largest remainder, ties to the lower index.
+  const auto thirds = share_points(100, {1, 1, 1}, {1, 1, 1}, {800, 800, 800}, 1.0);
+  CHECK(thirds == std::vector<int64_t>{34, 33, 33});
+  // No measure (a subdomain without collocation points) gets none.
+  CHECK(share_points(10, {1, 0}, {1, 0}, {80, 0}, 1.0) == std::vector<int64_t>{10, 0});
+}

@@ -117,6 +117,7 @@ struct AdaptiveSamplingSpec {
   int64_t candidates = 8;
   double exponent = 1.0;
   double constant = 1.0;
+  bool across_subdomains = true;  ///< subdomains' point counts follow their residual
 };
 
 struct CollocationSpec {

@@ -31,7 +31,10 @@ class EquationGroup : public LossGroup {
   std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
                                   const Chunk& chunk = {}) const override;
   std::vector<std::string> term_names() const override;
-  int64_t point_count() const override { return sampling_.points; }
+  /// The whole sample's size: the point count, or the count adapt() or keep() kept.
+  int64_t point_count() const override {
+    return adapted_.defined() ? adapted_.size(0) : sampling_.points;
+  }
   std::set<expr::DerivativeKey> derivatives() const override;
   std::optional<core::Rng::State> sample_origin() const override { return sampling_.origin; }
   void resample_from(const core::Rng::State& origin) override {
@@ -44,6 +47,13 @@ class EquationGroup : public LossGroup {
   /// from the group's stream, their residuals under `fields`, a weighted draw from the same
   /// stream. Every replica computes the same whole sample and keeps its rows.
   void adapt(const FieldEvaluator& fields, const ResidualSampling& rule);
+  /// adapt() in two steps, for a draw whose counts and density come from several subdomains:
+  /// the candidates (`rule.candidates` x the point count, from the group's stream) with their
+  /// residual magnitudes, then `count` of them kept with probability proportional to `density`.
+  ResidualCandidates candidates(const FieldEvaluator& fields, const ResidualSampling& rule);
+  void keep(const ResidualCandidates& candidates, const torch::Tensor& density, int64_t count);
+  /// The space-time measure of the region the points are drawn in.
+  double measure() const { return sampling_.region->measure(); }
   /// The whole current sample (float64, CPU) when it came from adapt(), which its random-stream
   /// state alone cannot reproduce (checkpoints keep it); undefined otherwise.
   const torch::Tensor& adapted_points() const { return adapted_; }
@@ -52,7 +62,10 @@ class EquationGroup : public LossGroup {
 
   /// Points [n, inputs] currently in use.
   const torch::Tensor& points() const { return x_; }
-  /// Replace the point count (a stage's `points`); takes effect at the next resample.
+  /// The point count the case or stage set; candidates are drawn from it.
+  int64_t configured_points() const { return sampling_.points; }
+  /// Replace the point count (a stage's `points`); takes effect at the next resample or
+  /// redistribution (which draws its candidates from it).
   void set_point_count(int64_t points) { sampling_.points = points; }
   core::Rng& rng() { return sampling_.rng; }
   /// Whether causal weights apply (Adam stages) or the plain mean (quasi-Newton stages, whose

@@ -145,7 +145,18 @@ class Trainer {
   /// skips this step; the third time ends the job naming the subdomain, the terms and the
   /// iteration. Returns, per owned subdomain, whether it may step.
   std::vector<bool> guard_against_divergence(LocalLoss& loss);
+  /// A stage's own point count, drawn at once (by the residual when that is on).
   void apply_stage_points(const StagePlan& stage);
+  /// Redistributes every owned subdomain's collocation points by the residual; with several
+  /// subdomains (and `across_subdomains`) their counts follow their share of the residual over
+  /// the job, the total kept. Collective over comm.
+  void adapt_points();
+  /// `width` figures per owned subdomain -> the same figures of every subdomain of the job,
+  /// subdomain s at [s * width, (s + 1) * width): filled by the subdomain's first replica and
+  /// summed over ranks, so every rank gets the same numbers whichever rank owns what.
+  /// Collective over comm.
+  std::vector<double> subdomain_figures(const std::vector<std::vector<double>>& per_owned,
+                                        std::size_t width);
   /// Gradient-norm balancing: the terms' gradient norms summed over ranks, then new weights.
   void update_adaptive_weights(const LocalLoss& loss);
   /// Causal weights on (Adam) or off (quasi-Newton) in every owned equation group.

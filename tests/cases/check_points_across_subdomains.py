@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""With several subdomains, residual-based points move between them and their total stays.
+
+  check_points_across_subdomains.py --tessera BIN --case tests/mpi/xpinn4.json --out DIR
+
+Runs the 2 x 2 case's Adam stage (points redistributed every 50 iterations, a checkpoint after
+100) and reads every subdomain's adapted sample from the checkpoint: by default the counts must
+differ between subdomains and add up to 4 x the configured count; with `across_subdomains`
+false every subdomain must hold exactly the configured count.
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+try:
+    import torch  # reads the checkpoint archive
+except ImportError:
+    print("SKIP: this Python has no torch to read checkpoints with")
+    sys.exit(77)
+
+ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
+POINTS = 512
+SUBDOMAINS = 4
+SETS = [
+    'training.stages=[{"optimizer":"adam","iterations":100,"lr":0.001}]',
+    f"training.collocation.points={POINTS}",
+    "training.log_every=50",
+    "training.checkpoint_every=50",
+]
+
+
+def counts(args, out, adaptive):
+    shutil.rmtree(out, ignore_errors=True)
+    line = [args.tessera, "run", args.case, "--set", f"output.directory={out}"]
+    for s in SETS + [f"training.collocation.adaptive={adaptive}"]:
+        line += ["--set", s]
+    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=200)
+    if result.returncode != 0:
+        sys.stdout.write(result.stdout[-2000:] + result.stderr[-2000:])
+        sys.exit(f"FAIL: exit {result.returncode}: {' '.join(line)}")
+    folder = os.path.join(out, "checkpoints", "00000100")
+    if not os.path.isdir(folder):
+        sys.exit(f"FAIL: no checkpoint at iteration 100 in {out}/checkpoints: "
+                 f"{sorted(glob.glob(os.path.join(out, 'checkpoints', '*')))}")
+    found = []
+    for s in range(SUBDOMAINS):
+        state = torch.jit.load(os.path.join(folder, f"subdomain_{s}.pt")).state_dict()
+        adapted = [v for k, v in state.items() if k.endswith(".adapted")]
+        found.append(adapted[0].shape[0] if adapted else None)
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tessera", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    failures = []
+    shared = counts(args, os.path.join(args.out, "shared"), '{"every":50}')
+    print("points per subdomain, shared by the residual:", shared)
+    if None in shared or sum(shared) != SUBDOMAINS * POINTS or len(set(shared)) == 1:
+        failures.append(f"expected unequal counts adding up to {SUBDOMAINS * POINTS}, got {shared}")
+    kept = counts(args, os.path.join(args.out, "kept"),
+                  '{"every":50,"across_subdomains":false}')
+    print("points per subdomain, each keeping its count:", kept)
+    if kept != [POINTS] * SUBDOMAINS:
+        failures.append(f"expected {POINTS} in every subdomain, got {kept}")
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
