@@ -9,19 +9,17 @@ differ between subdomains and add up to 4 x the configured count; with `across_s
 false every subdomain must hold exactly the configured count.
 """
 import argparse
-import glob
 import os
-import shutil
-import subprocess
 import sys
 
 try:
-    import torch  # reads the checkpoint archive
+    import torch  # noqa: F401 (reads the checkpoint archives)
 except ImportError:
     print("SKIP: this Python has no torch to read checkpoints with")
     sys.exit(77)
 
-ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
+from checkpoint_samples import adapted_shapes, checkpoint_folders, run_fresh  # same folder
+
 POINTS = 512
 SUBDOMAINS = 4
 SETS = [
@@ -33,23 +31,16 @@ SETS = [
 
 
 def counts(args, out, adaptive):
-    shutil.rmtree(out, ignore_errors=True)
-    line = [args.tessera, "run", args.case, "--set", f"output.directory={out}"]
-    for s in SETS + [f"training.collocation.adaptive={adaptive}"]:
-        line += ["--set", s]
-    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=200)
-    if result.returncode != 0:
-        sys.stdout.write(result.stdout[-2000:] + result.stderr[-2000:])
-        sys.exit(f"FAIL: exit {result.returncode}: {' '.join(line)}")
-    folder = os.path.join(out, "checkpoints", "00000100")
-    if not os.path.isdir(folder):
-        sys.exit(f"FAIL: no checkpoint at iteration 100 in {out}/checkpoints: "
-                 f"{sorted(glob.glob(os.path.join(out, 'checkpoints', '*')))}")
+    run_fresh(
+        args.tessera, args.case, out, SETS + [f"training.collocation.adaptive={adaptive}"], 200
+    )
+    folders = [f for i, f in checkpoint_folders(out) if i == 100]
+    if not folders:
+        sys.exit(f"FAIL: no checkpoint at iteration 100 in {out}/checkpoints")
     found = []
     for s in range(SUBDOMAINS):
-        state = torch.jit.load(os.path.join(folder, f"subdomain_{s}.pt")).state_dict()
-        adapted = [v for k, v in state.items() if k.endswith(".adapted")]
-        found.append(adapted[0].shape[0] if adapted else None)
+        shapes = list(adapted_shapes(folders[0], s).values())
+        found.append(shapes[0][0] if shapes else None)
     return found
 
 
@@ -64,8 +55,7 @@ def main():
     print("points per subdomain, shared by the residual:", shared)
     if None in shared or sum(shared) != SUBDOMAINS * POINTS or len(set(shared)) == 1:
         failures.append(f"expected unequal counts adding up to {SUBDOMAINS * POINTS}, got {shared}")
-    kept = counts(args, os.path.join(args.out, "kept"),
-                  '{"every":50,"across_subdomains":false}')
+    kept = counts(args, os.path.join(args.out, "kept"), '{"every":50,"across_subdomains":false}')
     print("points per subdomain, each keeping its count:", kept)
     if kept != [POINTS] * SUBDOMAINS:
         failures.append(f"expected {POINTS} in every subdomain, got {kept}")

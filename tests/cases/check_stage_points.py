@@ -11,19 +11,17 @@ draw stores) of exactly 200 points. With `training.collocation.adaptive` false t
 checkpoint must hold no adapted sample.
 """
 import argparse
-import glob
 import os
-import shutil
-import subprocess
 import sys
 
 try:
-    import torch  # reads the checkpoint archive
+    import torch  # noqa: F401 (reads the checkpoint archives)
 except ImportError:
     print("SKIP: this Python has no torch to read checkpoints with")
     sys.exit(77)
 
-ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
+from checkpoint_samples import adapted_shapes, checkpoint_folders, run_fresh  # same folder
+
 STAGE_POINTS = 200
 SETS = [
     'training.stages=[{"optimizer":"adam","iterations":100,"lr":0.001},'
@@ -34,20 +32,13 @@ SETS = [
 
 
 def adapted_samples(args, out, adaptive):
-    shutil.rmtree(out, ignore_errors=True)
-    line = [args.tessera, "run", args.case, "--set", f"output.directory={out}"]
-    for s in SETS + [f"training.collocation.adaptive={adaptive}"]:
-        line += ["--set", s]
-    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        sys.stdout.write(result.stdout[-2000:] + result.stderr[-2000:])
-        sys.exit(f"FAIL: exit {result.returncode}: {' '.join(line)}")
-    folders = sorted(glob.glob(os.path.join(out, "checkpoints", "*")))
-    inside = [f for f in folders if 100 < int(os.path.basename(f)) <= 120]
+    run_fresh(
+        args.tessera, args.case, out, SETS + [f"training.collocation.adaptive={adaptive}"], 120
+    )
+    inside = [f for i, f in checkpoint_folders(out) if 100 < i <= 120]
     if not inside:
         sys.exit(f"FAIL: no checkpoint inside the L-BFGS stage in {out}/checkpoints")
-    state = torch.jit.load(os.path.join(inside[0], "subdomain_0.pt")).state_dict()
-    return {k: tuple(v.shape) for k, v in state.items() if k.endswith(".adapted")}
+    return adapted_shapes(inside[0], 0)
 
 
 def main():
