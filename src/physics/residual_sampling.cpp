@@ -9,9 +9,8 @@ namespace tessera::physics {
 
 torch::Tensor residual_density(const torch::Tensor& magnitude, const ResidualSampling& rule) {
   const auto powered = magnitude.to(torch::kFloat64).abs().pow(rule.exponent);
-  const double mean = powered.numel() > 0 ? powered.mean().item<double>() : 0.0;
-  if (!(mean > 0) || !std::isfinite(mean)) return torch::ones_like(powered);
-  return powered / mean + rule.constant;
+  return residual_density(magnitude, rule,
+                          powered.numel() > 0 ? powered.mean().item<double>() : 0.0);
 }
 
 torch::Tensor residual_density(const torch::Tensor& magnitude, const ResidualSampling& rule,

@@ -6,7 +6,7 @@
 // subdomains the draw acts as if over the whole domain: each subdomain's count becomes the share
 // of the points the density |r|^k / mean(|r|^k) + c would give its region, the mean taken over
 // the whole domain, and inside the subdomain the points follow the same density.
-#include <algorithm>
+#include <cmath>
 
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
