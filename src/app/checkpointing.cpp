@@ -1,7 +1,10 @@
 #include "tessera/app/checkpointing.hpp"
 
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "tessera/core/error.hpp"
@@ -21,20 +24,42 @@ std::string shared_file(const std::string& directory) {
   return (fs::path(directory) / "shared.pt").string();
 }
 
-/// Fault injection for the tests: TESSERA_FAULT=kill_before_manifest@<iteration> kills rank 0
+/// Fault injection for the tests: TESSERA_FAULT=<fault>@<iteration> names a fault and the
+/// checkpoint it strikes.
+bool fault_at(const char* fault, int64_t iteration) {
+  const char* chosen = std::getenv("TESSERA_FAULT");
+  return chosen && std::string(chosen) == std::string(fault) + "@" + std::to_string(iteration);
+}
+
+/// Writes `archive` to `file`; "" on success, else "<file>: <reason>". LibTorch's writer to a
+/// file throws from a destructor when the file system refuses a write (a full disk), which ends
+/// the process; here every write goes through fwrite and a refusal is only recorded.
+/// TESSERA_FAULT=checkpoint_write_fails@<iteration> makes every write of that checkpoint fail.
+std::string save_archive(torch::serialize::OutputArchive& archive, const std::string& file,
+                         int64_t iteration) {
+  std::FILE* out = std::fopen(file.c_str(), "wb");
+  if (!out) return file + ": " + std::strerror(errno);
+  int failure = fault_at("checkpoint_write_fails", iteration) ? ENOSPC : 0;
+  archive.save_to([&](const void* data, size_t size) -> size_t {
+    if (!failure && std::fwrite(data, 1, size, out) != size) failure = errno ? errno : EIO;
+    return size;
+  });
+  if (std::fclose(out) != 0 && !failure) failure = errno ? errno : EIO;
+  return failure ? file + ": " + std::strerror(failure) : "";
+}
+
+/// TESSERA_FAULT=kill_before_manifest@<iteration> kills rank 0
 /// in the checkpoint of that iteration after every subdomain file is written and before the
 /// manifest, as a node failure or `kill -9` would.
 void maybe_inject_fault(int64_t iteration) {
-  const char* fault = std::getenv("TESSERA_FAULT");
-  if (fault && std::string(fault) == "kill_before_manifest@" + std::to_string(iteration))
-    std::raise(SIGKILL);
+  if (fault_at("kill_before_manifest", iteration)) std::raise(SIGKILL);
 }
 
 }  // namespace
 
-void write_checkpoint(const parallel::Communicator& comm, const std::string& output,
-                      train::CheckpointState& state, const nlohmann::json& identity,
-                      const nlohmann::json& run) {
+std::string write_checkpoint(const parallel::Communicator& comm, const std::string& output,
+                             train::CheckpointState& state, const nlohmann::json& identity,
+                             const nlohmann::json& run) {
   const auto& position = state.position;
   const std::string directory = io::checkpoint_directory(output, position.iteration);
   if (comm.rank() == 0) {
@@ -46,11 +71,19 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
                   "cannot create checkpoint folder '" << directory << "': " << error.message());
   }
   comm.barrier();
-  for (auto& [id, archive] : state.subdomains) archive->save_to(subdomain_file(directory, id));
-  if (state.shared) state.shared->save_to(shared_file(directory));
-  // The manifest only after every rank's files are complete: a checkpoint without it never counts.
-  comm.barrier();
-  if (comm.rank() != 0) return;
+  std::string failure;
+  for (auto& [id, archive] : state.subdomains)
+    if (failure.empty())
+      failure = save_archive(*archive, subdomain_file(directory, id), position.iteration);
+  if (state.shared && failure.empty())
+    failure = save_archive(*state.shared, shared_file(directory), position.iteration);
+  // The manifest only after every rank's files are complete: a checkpoint without it never
+  // counts, so one that a rank could not write is left without it and training goes on.
+  if (comm.any(!failure.empty()))
+    return "the checkpoint at iteration " + std::to_string(position.iteration) +
+           " could not be written (" + (failure.empty() ? "another rank's files failed" : failure) +
+           "); training goes on, and a restart uses the last complete checkpoint";
+  if (comm.rank() != 0) return "";
   maybe_inject_fault(position.iteration);
   nlohmann::json manifest = identity;
   manifest["run"] = run;
@@ -63,6 +96,7 @@ void write_checkpoint(const parallel::Communicator& comm, const std::string& out
   manifest["ranks"] = comm.size();
   io::write_manifest(directory, manifest);
   io::prune_checkpoints(output, 2, run.value("run_id", std::string()));
+  return "";
 }
 
 train::RestoredCheckpoint read_checkpoint(const std::string& directory,

@@ -19,7 +19,9 @@ train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohm
   train::TrainerCallbacks callbacks;
   callbacks.errors = [&evaluator] { return evaluator.relative_errors(); };
   callbacks.on_checkpoint = [this, identity, run](train::CheckpointState& state) {
-    write_checkpoint(comm_, setup_.input.output.directory, state, identity, run);
+    const auto failure =
+        write_checkpoint(comm_, setup_.input.output.directory, state, identity, run);
+    if (!failure.empty() && console_.root()) console_.warning(failure);
   };
   callbacks.on_log = [this](const train::LogRecord& record) {
     if (history_) history_->append(history_json(record));

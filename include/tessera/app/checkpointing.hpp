@@ -18,10 +18,12 @@ namespace tessera::app {
 /// Writes `state` under `output`: every rank its subdomains' archives, rank 0 the shared one;
 /// after every rank has finished, rank 0 writes the manifest (with `identity`, what a restart
 /// must match, and `run`, the run's id and case) and removes this run's checkpoints but the 2
-/// newest complete ones. Collective over comm.
-void write_checkpoint(const parallel::Communicator& comm, const std::string& output,
-                      train::CheckpointState& state, const nlohmann::json& identity,
-                      const nlohmann::json& run);
+/// newest complete ones. Collective over comm. A file that cannot be written (a full disk)
+/// leaves the checkpoint without its manifest, so it never counts: returns what happened, on
+/// every rank, for a warning; "" when the checkpoint is complete.
+std::string write_checkpoint(const parallel::Communicator& comm, const std::string& output,
+                             train::CheckpointState& state, const nlohmann::json& identity,
+                             const nlohmann::json& run);
 
 /// The checkpoint folder `directory` read for the subdomains in `owned`, after checking that
 /// its identity matches this run's. Errors say what is missing or different and how to go on.

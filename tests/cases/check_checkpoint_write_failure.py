@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""A checkpoint that cannot be written (a full disk) costs that checkpoint, not the run.
+
+  check_checkpoint_write_failure.py --tessera BIN --case tests/cases/tiny.json --out DIR
+
+Runs the case for 30 Adam iterations with a checkpoint every 10, the one at iteration 20
+failing to write (TESSERA_FAULT=checkpoint_write_fails@20, as if the disk were full). The run
+must end normally with its solution written, say so in one warning line, leave the failed
+checkpoint without a manifest (so a restart never takes it) and complete the later one.
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1",
+           TESSERA_FAULT="checkpoint_write_fails@20")
+SETS = [
+    'training.stages=[{"optimizer":"adam","iterations":30,"lr":0.001}]',
+    "training.log_every=10",
+    "training.checkpoint_every=10",
+]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tessera", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    line = [args.tessera, "run", args.case, "--set", f"output.directory={args.out}"]
+    for s in SETS:
+        line += ["--set", s]
+    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
+    failures = []
+    if result.returncode != 0:
+        failures.append(f"exit {result.returncode}: {result.stderr[-1500:]}")
+    warnings = [l for l in result.stderr.splitlines() if "could not be written" in l]
+    print("warnings:", warnings)
+    if len(warnings) != 1 or "iteration 20" not in warnings[0]:
+        failures.append(f"expected one warning naming iteration 20, got {warnings}")
+    if "terminate" in result.stderr or "frame #" in result.stderr:
+        failures.append("a crash trace on standard error")
+    if not glob.glob(os.path.join(args.out, "*.h5")):
+        failures.append("no solution (.h5) written")
+    checkpoints = os.path.join(args.out, "checkpoints")
+    if os.path.exists(os.path.join(checkpoints, "00000020", "manifest.json")):
+        failures.append("the failed checkpoint has a manifest")
+    if not os.path.exists(os.path.join(checkpoints, "00000030", "manifest.json")):
+        failures.append("the final checkpoint is not complete")
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
