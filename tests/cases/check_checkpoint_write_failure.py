@@ -15,8 +15,9 @@ import shutil
 import subprocess
 import sys
 
-ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1",
-           TESSERA_FAULT="checkpoint_write_fails@20")
+ENV = dict(
+    os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", TESSERA_FAULT="checkpoint_write_fails@20"
+)
 SETS = [
     'training.stages=[{"optimizer":"adam","iterations":30,"lr":0.001}]',
     "training.log_every=10",
@@ -38,7 +39,7 @@ def main():
     failures = []
     if result.returncode != 0:
         failures.append(f"exit {result.returncode}: {result.stderr[-1500:]}")
-    warnings = [l for l in result.stderr.splitlines() if "could not be written" in l]
+    warnings = [text for text in result.stderr.splitlines() if "could not be written" in text]
     print("warnings:", warnings)
     if len(warnings) != 1 or "iteration 20" not in warnings[0]:
         failures.append(f"expected one warning naming iteration 20, got {warnings}")
