@@ -21,6 +21,7 @@ train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohm
   callbacks.on_checkpoint = [this, identity, run](train::CheckpointState& state) {
     const auto failure =
         write_checkpoint(comm_, setup_.input.output.directory, state, identity, run);
+    unwritten_checkpoint_ = failure.empty() ? -1 : state.position.iteration;
     if (!failure.empty() && console_.root()) console_.warning(failure);
   };
   callbacks.on_log = [this](const train::LogRecord& record) {
@@ -33,6 +34,14 @@ train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohm
 
 void RunReporter::report_stop(const train::Trainer& trainer, const CommandLine& line) {
   if (trainer.stop_reason().empty()) return;
+  if (unwritten_checkpoint_ == trainer.iterations_done()) {
+    console_.out() << "tessera: stopped early (" << trainer.stop_reason() << ") at iteration "
+                   << trainer.iterations_done()
+                   << "; its checkpoint could not be written (see the warning above); continue "
+                      "from the last complete one with: tessera run "
+                   << line.case_file << " --restart latest\n";
+    return;
+  }
   console_.out() << "tessera: stopped early (" << trainer.stop_reason() << ") at iteration "
                  << trainer.iterations_done() << "; checkpoint written to "
                  << io::checkpoint_directory(setup_.input.output.directory,

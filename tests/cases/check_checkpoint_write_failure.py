@@ -6,7 +6,8 @@
 Runs the case for 30 Adam iterations with a checkpoint every 10, the one at iteration 20
 failing to write (TESSERA_FAULT=checkpoint_write_fails@20, as if the disk were full). The run
 must end normally with its solution written, say so in one warning line, leave the failed
-checkpoint without a manifest (so a restart never takes it) and complete the later one.
+checkpoint without a manifest (so a restart never takes it) and complete the later one. Then a
+run stopped by its time limit at a checkpoint that fails must not say the checkpoint is written.
 """
 import argparse
 import glob
@@ -52,6 +53,18 @@ def main():
         failures.append("the failed checkpoint has a manifest")
     if not os.path.exists(os.path.join(checkpoints, "00000030", "manifest.json")):
         failures.append("the final checkpoint is not complete")
+    # Stopped by the time limit at a checkpoint that fails, the stop line must not claim it.
+    stopped = args.out + "_stopped"
+    shutil.rmtree(stopped, ignore_errors=True)
+    line = [args.tessera, "run", args.case, "--set", f"output.directory={stopped}"]
+    for s in ["training.time_limit=0.001", "training.log_every=10"]:
+        line += ["--set", s]
+    env = dict(ENV, TESSERA_FAULT="checkpoint_write_fails@10")
+    result = subprocess.run(line, env=env, capture_output=True, text=True, timeout=120)
+    stop = [text for text in result.stdout.splitlines() if "stopped early" in text]
+    print("stop line:", stop)
+    if len(stop) != 1 or "could not be written" not in stop[0] or "written to" in stop[0]:
+        failures.append(f"expected a stop line saying its checkpoint was not written, got {stop}")
     for failure in failures:
         print("FAIL:", failure)
     return 1 if failures else 0

@@ -36,6 +36,7 @@ class RunReporter {
   Console& console_;
   std::unique_ptr<io::HistoryWriter> history_;  ///< rank 0 only
   ProgressPrinter progress_;
+  int64_t unwritten_checkpoint_ = -1;  ///< iteration of the last checkpoint that failed to write
 };
 
 }  // namespace tessera::app
