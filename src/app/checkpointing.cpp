@@ -78,11 +78,17 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
   if (state.shared && failure.empty())
     failure = save_archive(*state.shared, shared_file(directory), position.iteration);
   // The manifest only after every rank's files are complete: a checkpoint without it never
-  // counts, so one that a rank could not write is left without it and training goes on.
-  if (comm.any(!failure.empty()))
+  // counts, so one that a rank could not write is left without it and training goes on. Its
+  // files go, so that a full disk gets back what the attempt took.
+  if (comm.any(!failure.empty())) {
+    std::error_code ignored;
+    for (const auto& [id, archive] : state.subdomains)
+      fs::remove(subdomain_file(directory, id), ignored);
+    if (state.shared) fs::remove(shared_file(directory), ignored);
     return "the checkpoint at iteration " + std::to_string(position.iteration) +
            " could not be written (" + (failure.empty() ? "another rank's files failed" : failure) +
            "); training goes on, and a restart uses the last complete checkpoint";
+  }
   if (comm.rank() != 0) return "";
   maybe_inject_fault(position.iteration);
   nlohmann::json manifest = identity;

@@ -6,19 +6,17 @@
 Runs the case for 30 Adam iterations with a checkpoint every 10, the one at iteration 20
 failing to write (TESSERA_FAULT=checkpoint_write_fails@20, as if the disk were full). The run
 must end normally with its solution written, say so in one warning line, leave the failed
-checkpoint without a manifest (so a restart never takes it) and complete the later one. Then a
+checkpoint without a manifest (so a restart never takes it) or the files of the attempt, and
+complete the later one. Then a
 run stopped by its time limit at a checkpoint that fails must not say the checkpoint is written.
 """
 import argparse
 import glob
 import os
-import shutil
-import subprocess
 import sys
 
-ENV = dict(
-    os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", TESSERA_FAULT="checkpoint_write_fails@20"
-)
+from checkpoint_samples import ENV, run_case  # same folder
+
 SETS = [
     'training.stages=[{"optimizer":"adam","iterations":30,"lr":0.001}]',
     "training.log_every=10",
@@ -32,11 +30,8 @@ def main():
     parser.add_argument("--case", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    shutil.rmtree(args.out, ignore_errors=True)
-    line = [args.tessera, "run", args.case, "--set", f"output.directory={args.out}"]
-    for s in SETS:
-        line += ["--set", s]
-    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
+    failing = dict(ENV, TESSERA_FAULT="checkpoint_write_fails@20")
+    result, _ = run_case(args.tessera, args.case, args.out, SETS, 120, failing)
     failures = []
     if result.returncode != 0:
         failures.append(f"exit {result.returncode}: {result.stderr[-1500:]}")
@@ -48,19 +43,17 @@ def main():
         failures.append("a crash trace on standard error")
     if not glob.glob(os.path.join(args.out, "*.h5")):
         failures.append("no solution (.h5) written")
-    checkpoints = os.path.join(args.out, "checkpoints")
-    if os.path.exists(os.path.join(checkpoints, "00000020", "manifest.json")):
+    failed = os.path.join(args.out, "checkpoints", "00000020")
+    if os.path.exists(os.path.join(failed, "manifest.json")):
         failures.append("the failed checkpoint has a manifest")
-    if not os.path.exists(os.path.join(checkpoints, "00000030", "manifest.json")):
+    if glob.glob(os.path.join(failed, "*.pt")):
+        failures.append("the failed checkpoint's files were left behind")
+    if not os.path.exists(os.path.join(args.out, "checkpoints", "00000030", "manifest.json")):
         failures.append("the final checkpoint is not complete")
     # Stopped by the time limit at a checkpoint that fails, the stop line must not claim it.
-    stopped = args.out + "_stopped"
-    shutil.rmtree(stopped, ignore_errors=True)
-    line = [args.tessera, "run", args.case, "--set", f"output.directory={stopped}"]
-    for s in ["training.time_limit=0.001", "training.log_every=10"]:
-        line += ["--set", s]
-    env = dict(ENV, TESSERA_FAULT="checkpoint_write_fails@10")
-    result = subprocess.run(line, env=env, capture_output=True, text=True, timeout=120)
+    sets = ["training.time_limit=0.001", "training.log_every=10"]
+    failing = dict(ENV, TESSERA_FAULT="checkpoint_write_fails@10")
+    result, _ = run_case(args.tessera, args.case, args.out + "_stopped", sets, 120, failing)
     stop = [text for text in result.stdout.splitlines() if "stopped early" in text]
     print("stop line:", stop)
     if len(stop) != 1 or "could not be written" not in stop[0] or "written to" in stop[0]:

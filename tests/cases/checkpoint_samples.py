@@ -1,23 +1,29 @@
 """Running a case with --set overrides and reading the collocation samples its checkpoints
-keep (docs/output-format.md), for the case checks. Needs torch to read the archives."""
+keep (docs/output-format.md), for the case checks. Reading archives needs torch."""
 import glob
 import os
 import shutil
 import subprocess
 import sys
 
-import torch
-
 ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
 
 
-def run_fresh(tessera, case, out, sets, timeout):
-    """Runs CASE into an emptied OUT with every --set in SETS; exits with FAIL on an error."""
+def run_case(tessera, case, out, sets, timeout, env=None):
+    """Runs CASE into an emptied OUT with every --set in SETS; returns the finished process."""
     shutil.rmtree(out, ignore_errors=True)
     line = [tessera, "run", case, "--set", f"output.directory={out}"]
     for s in sets:
         line += ["--set", s]
-    result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=timeout)
+    return (
+        subprocess.run(line, env=env or ENV, capture_output=True, text=True, timeout=timeout),
+        line,
+    )
+
+
+def run_fresh(tessera, case, out, sets, timeout):
+    """run_case(), exiting with FAIL when the run fails."""
+    result, line = run_case(tessera, case, out, sets, timeout)
     if result.returncode != 0:
         sys.stdout.write(result.stdout[-2000:] + result.stderr[-2000:])
         sys.exit(f"FAIL: exit {result.returncode}: {' '.join(line)}")
@@ -31,5 +37,7 @@ def checkpoint_folders(out):
 
 def adapted_shapes(folder, subdomain):
     """{name: shape} of the adapted samples a subdomain's checkpoint archive holds."""
+    import torch  # only the callers that read archives need it
+
     state = torch.jit.load(os.path.join(folder, f"subdomain_{subdomain}.pt")).state_dict()
     return {k: tuple(v.shape) for k, v in state.items() if k.endswith(".adapted")}

@@ -19,7 +19,8 @@ namespace tessera::app {
 /// after every rank has finished, rank 0 writes the manifest (with `identity`, what a restart
 /// must match, and `run`, the run's id and case) and removes this run's checkpoints but the 2
 /// newest complete ones. Collective over comm. A file that cannot be written (a full disk)
-/// leaves the checkpoint without its manifest, so it never counts: returns what happened, on
+/// leaves the checkpoint without its manifest, so it never counts, and every rank removes the
+/// files it wrote for it: returns what happened, on
 /// every rank, for a warning; "" when the checkpoint is complete.
 std::string write_checkpoint(const parallel::Communicator& comm, const std::string& output,
                              train::CheckpointState& state, const nlohmann::json& identity,
