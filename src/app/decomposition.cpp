@@ -204,9 +204,8 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
 }
 
 torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int64_t n,
-                                         geometry::SamplerKind kind, std::uint64_t seed,
+                                         geometry::SamplerKind kind, core::Rng& rng,
                                          const geometry::Domain& domain) {
-  core::Rng rng(seed, f.id, "interface");
   if (domain.shape().as_box()) return partition::interface_points(f, n, kind, rng);
   return geometry::collect_accepted(
       n,
@@ -225,11 +224,18 @@ std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(const io::C
   const auto sampler = p.sampler;
   for (int id : d.partition.interfaces_of(s)) {
     const auto& f = d.partition.interfaces()[id];
-    auto points = interface_points_in_domain(f, d.interface_points, sampler, c.seed, *p.domain)
-                      .to(p.device, p.dtype);
-    sides.push_back(std::make_unique<physics::InterfaceSide>(
-        id, f.lower == s ? 0 : 1, f.axis, points, static_cast<int>(p.symbols.fields.size()),
-        p.equations, p.fluxes, d.weights, p.domain->spatial_dims(), replica));
+    const core::Rng stream(c.seed, f.id, "interface");
+    // The side keeps this for the whole run: it holds copies, not references.
+    physics::InterfaceSide::PointDraw draw = [f, n = d.interface_points, sampler, domain = p.domain,
+                                              device = p.device, dtype = p.dtype](core::Rng& rng) {
+      return interface_points_in_domain(f, n, sampler, rng, *domain).to(device, dtype);
+    };
+    core::Rng first = stream;
+    auto side = std::make_unique<physics::InterfaceSide>(
+        id, f.lower == s ? 0 : 1, f.axis, draw(first), static_cast<int>(p.symbols.fields.size()),
+        p.equations, p.fluxes, d.weights, p.domain->spatial_dims(), replica);
+    side->set_redraw(std::move(draw), stream);
+    sides.push_back(std::move(side));
   }
   return sides;
 }

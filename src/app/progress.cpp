@@ -114,7 +114,11 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   }
   out << "  decomposition: " << io::name(d.method) << ", " << d.partition.size()
       << " subdomain(s), " << d.partition.interfaces().size() << " interface(s)";
-  if (!d.partition.interfaces().empty()) out << " with " << d.interface_points << " points each";
+  if (!d.partition.interfaces().empty()) {
+    out << " with " << d.interface_points << " points each";
+    if (c.training.collocation.resample_every > 0)
+      out << ", redrawn every " << c.training.collocation.resample_every << " Adam iterations";
+  }
   out << "\n";
   for (const auto& s : d.partition.subdomains()) {
     if (d.partition.size() == 1) break;

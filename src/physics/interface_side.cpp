@@ -35,6 +35,33 @@ InterfaceSide::InterfaceSide(int interface_id, int side, int axis, const torch::
                 "interface flux continuity needs a flux for every equation");
 }
 
+void InterfaceSide::set_redraw(PointDraw draw, const core::Rng& stream) {
+  draw_ = std::move(draw);
+  stream_ = stream;
+  // Redraws the current points, which leaves the stream where the next draw starts.
+  resample();
+}
+
+void InterfaceSide::resample() {
+  if (!draw_) return;
+  origin_ = stream_.state();
+  const auto all = draw_(stream_);
+  TESSERA_CHECK(all.size(0) == all_points_, "interface " << interface_id_ << ": a redraw gave "
+                                                         << all.size(0) << " points, not "
+                                                         << all_points_);
+  points_ = replica_.rows(all).to(points_.options());
+}
+
+std::optional<core::Rng::State> InterfaceSide::sample_origin() const {
+  if (!draw_) return std::nullopt;
+  return origin_;
+}
+
+void InterfaceSide::resample_from(const core::Rng::State& origin) {
+  stream_.set_state(origin);
+  resample();
+}
+
 InterfaceSide::Layout InterfaceSide::layout() const {
   const auto equations = static_cast<int64_t>(equations_.size());
   return {fields_, weights_.residual > 0 ? equations : 0, weights_.flux > 0 ? equations : 0,

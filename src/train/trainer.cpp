@@ -138,11 +138,14 @@ void Trainer::after_log(int64_t stage_step) {
 namespace {
 
 /// Uniform redraws of every group (`equations` false: but the equation groups, whose points
-/// are redistributed by their residual instead).
+/// are redistributed by their residual instead) and of the interface points: fixed interface
+/// points would let neighbours agree at those points only.
 void resample_all(const std::vector<SubdomainModel*>& owned, bool equations) {
-  for (auto* s : owned)
+  for (auto* s : owned) {
     for (auto& group : s->groups)
       if (equations || !dynamic_cast<physics::EquationGroup*>(group.get())) group->resample();
+    for (auto& side : s->interfaces) side->resample();
+  }
 }
 
 }  // namespace

@@ -65,6 +65,9 @@ CheckpointState Trainer::capture(int64_t stage_step) const {
       save_optimizer(*optimizers_[i], optimizer);
       archive->write("optimizer", optimizer);
     }
+    for (std::size_t k = 0; k < model.interfaces.size(); ++k)
+      if (auto origin = model.interfaces[k]->sample_origin())
+        archive->write("interface" + std::to_string(k) + ".origin", encode(*origin));
     for (std::size_t g = 0; g < model.groups.size(); ++g) {
       const auto& group = *model.groups[g];
       if (auto origin = group.sample_origin()) {
@@ -130,6 +133,11 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
     if (archive.try_read("guard.lr_factor", factor)) {
       guard_.restore(i, factor.item<double>(),
                      static_cast<int>(read_scalar(archive, "guard.failures")));
+    }
+    for (std::size_t k = 0; k < model->interfaces.size(); ++k) {
+      torch::Tensor origin;
+      if (archive.try_read("interface" + std::to_string(k) + ".origin", origin))
+        model->interfaces[k]->resample_from(decode(origin));
     }
     for (std::size_t g = 0; g < model->groups.size(); ++g) {
       auto& group = *model->groups[g];

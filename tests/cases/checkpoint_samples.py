@@ -35,9 +35,14 @@ def checkpoint_folders(out):
     return [(int(os.path.basename(f)), f) for f in folders]
 
 
-def adapted_shapes(folder, subdomain):
-    """{name: shape} of the adapted samples a subdomain's checkpoint archive holds."""
+def archive_entries(folder, subdomain, suffix):
+    """{name: tensor} of the entries ending in SUFFIX of a subdomain's checkpoint archive."""
     import torch  # only the callers that read archives need it
 
     state = torch.jit.load(os.path.join(folder, f"subdomain_{subdomain}.pt")).state_dict()
-    return {k: tuple(v.shape) for k, v in state.items() if k.endswith(".adapted")}
+    return {k: v for k, v in state.items() if k.endswith(suffix)}
+
+
+def adapted_shapes(folder, subdomain):
+    """{name: shape} of the adapted samples a subdomain's checkpoint archive holds."""
+    return {k: tuple(v.shape) for k, v in archive_entries(folder, subdomain, ".adapted").items()}

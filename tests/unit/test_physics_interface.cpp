@@ -223,3 +223,52 @@ TEST_CASE("squared_jump sums the squared field jump over the points") {
   CHECK(side.squared_jump(local, remote) == doctest::Approx(kPoints * 0.25).epsilon(1e-10));
   CHECK(side.squared_jump(local, local) == 0.0);
 }
+
+TEST_CASE(
+    "both sides of an interface redraw the same new points, and a checkpoint's origin "
+    "draws them again") {
+  InterfaceWeights w;
+  w.continuity = 1;
+  const InterfaceSide::PointDraw draw = [](core::Rng& rng) {
+    auto p = torch::empty({kPoints, 2}, torch::kFloat64);
+    p.select(1, 0).fill_(0.5);
+    for (int64_t i = 0; i < kPoints; ++i) p[i][1] = rng.uniform();
+    return p;
+  };
+  const core::Rng stream(/*seed=*/7, /*subdomain=*/0, "interface");
+  auto lower = plane_side(0, w), upper = plane_side(1, w);
+  lower.set_redraw(draw, stream);
+  upper.set_redraw(draw, stream);
+  const auto fields = evaluator(plane_network());
+  auto values = [&](const InterfaceSide& side) { return side.local_values(fields, false); };
+  const auto first = values(lower);
+  CHECK(torch::equal(first, values(upper)));
+
+  const auto origin = lower.sample_origin();
+  REQUIRE(origin.has_value());
+  lower.resample();
+  upper.resample();
+  const auto second = values(lower);
+  CHECK(torch::equal(second, values(upper)));
+  CHECK_FALSE(torch::allclose(first, second));
+
+  lower.resample();
+  CHECK_FALSE(torch::allclose(values(lower), second));
+  auto restarted = plane_side(0, w);
+  restarted.set_redraw(draw, stream);
+  restarted.resample_from(*lower.sample_origin());
+  CHECK(torch::equal(values(restarted), values(lower)));
+  restarted.resample_from(*origin);
+  CHECK(torch::equal(values(restarted), first));
+}
+
+TEST_CASE("an interface without a redraw keeps its points") {
+  InterfaceWeights w;
+  w.continuity = 1;
+  auto side = plane_side(0, w);
+  const auto fields = evaluator(plane_network());
+  const auto before = side.local_values(fields, false);
+  side.resample();
+  CHECK(torch::equal(before, side.local_values(fields, false)));
+  CHECK_FALSE(side.sample_origin().has_value());
+}

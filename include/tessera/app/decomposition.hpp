@@ -48,10 +48,11 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
                                                     const geometry::Selector& selector,
                                                     const geometry::Domain& region);
 
-/// n points on interface `f`, drawn from the stream keyed by (seed, interface id) so both sides
-/// get the same points; for an irregular domain only points inside it are kept (in rounds).
+/// n points on interface `f`, drawn from `rng` (the stream keyed by seed and interface id, so
+/// both sides get the same points); for an irregular domain only points inside it are kept (in
+/// rounds).
 torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int64_t n,
-                                         geometry::SamplerKind kind, std::uint64_t seed,
+                                         geometry::SamplerKind kind, core::Rng& rng,
                                          const geometry::Domain& domain);
 
 /// Subdomain `s`'s sides of its interfaces (points generated from the interface ids; this

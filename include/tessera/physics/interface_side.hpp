@@ -1,8 +1,11 @@
 #pragma once
 /// One subdomain's side of an interface: the quantities it sends to its neighbour and the
 /// interface losses it computes from the neighbour's (detached) values (XPINN, cPINN).
+#include <functional>
 #include <optional>
 #include <vector>
+
+#include "tessera/core/rng.hpp"
 
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/physics/loss_group.hpp"
@@ -58,6 +61,18 @@ class InterfaceSide {
   /// Holds the interface points in `dtype` from now on (both sides convert alike).
   void set_dtype(torch::Dtype dtype) { points_ = points_.to(dtype); }
 
+  /// Draws every point of the interface from a stream.
+  using PointDraw = std::function<torch::Tensor(core::Rng&)>;
+  /// Makes resample() redraw with `draw` from `stream`, which must be where the current points
+  /// were drawn from (they are drawn again from it here). Both sides get the same stream and redraw
+  /// at the same iterations, so their points stay identical without sending coordinates.
+  void set_redraw(PointDraw draw, const core::Rng& stream);
+  /// New points, like a loss group's resample (no change without set_redraw).
+  void resample();
+  /// Where the current points were drawn from (for checkpoints), and redrawing from there.
+  std::optional<core::Rng::State> sample_origin() const;
+  void resample_from(const core::Rng::State& origin);
+
  private:
   /// Column blocks of the values: fields | residuals | fluxes | gradients.
   struct Layout {
@@ -73,6 +88,9 @@ class InterfaceSide {
   Replica replica_;
   torch::Tensor points_;  ///< this replica's slice
   int64_t all_points_;    ///< points of the whole interface
+  PointDraw draw_;
+  core::Rng stream_{0, 0, ""};
+  core::Rng::State origin_;
   int fields_;
   std::vector<Equation> equations_;
   std::vector<std::vector<expr::Expression>> fluxes_;
