@@ -1,5 +1,6 @@
 #include "tessera/app/progress.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -72,6 +73,12 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
         << " Adam iterations (training.collocation.adaptive false)\n";
   else
     out << "  collocation points: fixed (training.collocation.adaptive false)\n";
+  const bool sampled_conditions =
+      std::any_of(c.conditions.begin(), c.conditions.end(), [](const io::ConditionSpec& condition) {
+        return condition.type != io::ConditionKind::data && !condition.exact;
+      });
+  if (plan.resample_every > 0 && sampled_conditions)
+    out << "  condition points: redrawn every " << plan.resample_every << " Adam iterations\n";
   for (const auto& condition : c.conditions)
     if (condition.exact && condition.type == io::ConditionKind::periodic)
       out << "  condition " << condition.name << ": periodic in " << condition.axis

@@ -187,6 +187,7 @@ TEST_CASE("omitted keys take the documented defaults") {
   CHECK(c.network.activation == ActivationChoice::tanh);
   CHECK(c.training.collocation.points == 2048);
   CHECK(c.training.collocation.sampler == SamplerChoice::sobol);
+  CHECK(c.training.collocation.resample_every == 100);
   CHECK(c.training.stages[0].lr == doctest::Approx(1e-3));
   CHECK(c.training.stages[1].lr == 1.0);
   CHECK(c.training.stages[1].tolerance == doctest::Approx(1e-9));

@@ -123,7 +123,7 @@ struct AdaptiveSamplingSpec {
 struct CollocationSpec {
   int64_t points = 2048;
   SamplerChoice sampler = SamplerChoice::sobol;
-  int64_t resample_every = 0;  // 0: never
+  int64_t resample_every = 100;  // 0: never
   /// Residual-based redistribution (RAD); nullopt: off (`"adaptive": false`).
   std::optional<AdaptiveSamplingSpec> adaptive = AdaptiveSamplingSpec{};
   bool adaptive_given = false;  ///< the case sets `adaptive` (else the default above)
