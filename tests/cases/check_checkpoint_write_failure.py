@@ -10,12 +10,11 @@ checkpoint without a manifest (so a restart never takes it) or the files of the 
 complete the later one. Then a
 run stopped by its time limit at a checkpoint that fails must not say the checkpoint is written.
 """
-import argparse
 import glob
 import os
 import sys
 
-from checkpoint_samples import ENV, run_case  # same folder
+from checkpoint_samples import ENV, case_arguments, report, run_case  # same folder
 
 SETS = [
     'training.stages=[{"optimizer":"adam","iterations":30,"lr":0.001}]',
@@ -25,11 +24,7 @@ SETS = [
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tessera", required=True)
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+    args = case_arguments()
     failing = dict(ENV, TESSERA_FAULT="checkpoint_write_fails@20")
     result, _ = run_case(args.tessera, args.case, args.out, SETS, 120, failing)
     failures = []
@@ -58,9 +53,7 @@ def main():
     print("stop line:", stop)
     if len(stop) != 1 or "could not be written" not in stop[0] or "written to" in stop[0]:
         failures.append(f"expected a stop line saying its checkpoint was not written, got {stop}")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return report(failures)
 
 
 if __name__ == "__main__":

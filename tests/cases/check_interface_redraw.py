@@ -9,7 +9,6 @@ docs/output-format.md). With resample_every 50 the states must move between the 
 checkpoints, and the two sides of every interface must hold the same one; with resample_every 0
 they must not move.
 """
-import argparse
 import os
 import sys
 
@@ -19,7 +18,13 @@ except ImportError:
     print("SKIP: this Python has no torch to read checkpoints with")
     sys.exit(77)
 
-from checkpoint_samples import archive_entries, checkpoint_folders, run_fresh  # same folder
+from checkpoint_samples import (
+    archive_entries,
+    case_arguments,
+    checkpoint_folders,
+    report,
+    run_fresh,
+)  # same folder
 
 SUBDOMAINS = 4
 SETS = [
@@ -48,11 +53,7 @@ def interface_origins(args, out, every):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tessera", required=True)
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+    args = case_arguments()
     failures = []
     redrawn = interface_origins(args, os.path.join(args.out, "redrawn"), 50)
     kept = interface_origins(args, os.path.join(args.out, "kept"), 0)
@@ -71,9 +72,7 @@ def main():
             failures.append("with resample_every 50 the interface points were not redrawn")
         if any(kept[50][s] != kept[100][s] for s in range(SUBDOMAINS)):
             failures.append("with resample_every 0 the interface points changed")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return report(failures)
 
 
 if __name__ == "__main__":

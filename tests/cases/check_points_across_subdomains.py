@@ -8,7 +8,6 @@ Runs the 2 x 2 case's Adam stage (points redistributed every 50 iterations, a ch
 differ between subdomains and add up to 4 x the configured count; with `across_subdomains`
 false every subdomain must hold exactly the configured count.
 """
-import argparse
 import os
 import sys
 
@@ -18,7 +17,13 @@ except ImportError:
     print("SKIP: this Python has no torch to read checkpoints with")
     sys.exit(77)
 
-from checkpoint_samples import adapted_shapes, checkpoint_folders, run_fresh  # same folder
+from checkpoint_samples import (
+    adapted_shapes,
+    case_arguments,
+    checkpoint_folders,
+    report,
+    run_fresh,
+)  # same folder
 
 POINTS = 512
 SUBDOMAINS = 4
@@ -45,11 +50,7 @@ def counts(args, out, adaptive):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tessera", required=True)
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+    args = case_arguments()
     failures = []
     shared = counts(args, os.path.join(args.out, "shared"), '{"every":50}')
     print("points per subdomain, shared by the residual:", shared)
@@ -59,9 +60,7 @@ def main():
     print("points per subdomain, each keeping its count:", kept)
     if kept != [POINTS] * SUBDOMAINS:
         failures.append(f"expected {POINTS} in every subdomain, got {kept}")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return report(failures)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ L-BFGS stage: the collocation group must hold an adapted sample (which only a re
 draw stores) of exactly 200 points. With `training.collocation.adaptive` false the same
 checkpoint must hold no adapted sample.
 """
-import argparse
 import os
 import sys
 
@@ -20,7 +19,13 @@ except ImportError:
     print("SKIP: this Python has no torch to read checkpoints with")
     sys.exit(77)
 
-from checkpoint_samples import adapted_shapes, checkpoint_folders, run_fresh  # same folder
+from checkpoint_samples import (
+    adapted_shapes,
+    case_arguments,
+    checkpoint_folders,
+    report,
+    run_fresh,
+)  # same folder
 
 STAGE_POINTS = 200
 SETS = [
@@ -42,11 +47,7 @@ def adapted_samples(args, out, adaptive):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tessera", required=True)
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+    args = case_arguments()
     failures = []
     adapted = adapted_samples(args, os.path.join(args.out, "adaptive"), '{"every":50}')
     print("residual-based points, the stage's sample:", adapted or "none stored")
@@ -56,9 +57,7 @@ def main():
     print("uniform points, the stage's sample:", uniform or "none stored (uniform)")
     if uniform:
         failures.append(f"adaptive false stored an adapted sample: {uniform}")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return report(failures)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Running a case with --set overrides and reading the collocation samples its checkpoints
 keep (docs/output-format.md), for the case checks. Reading archives needs torch."""
+import argparse
 import glob
 import os
 import shutil
@@ -7,6 +8,22 @@ import subprocess
 import sys
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_THREADS="1")
+
+
+def case_arguments():
+    """The --tessera, --case and --out arguments every checkpoint check takes."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tessera", required=True)
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--out", required=True)
+    return parser.parse_args()
+
+
+def report(failures):
+    """Prints each failure on a FAIL: line; the exit status, 1 when there are any."""
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
 
 
 def run_case(tessera, case, out, sets, timeout, env=None):
