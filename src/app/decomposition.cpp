@@ -226,14 +226,16 @@ std::vector<std::unique_ptr<physics::InterfaceSide>> interface_sides(const io::C
     const auto& f = d.partition.interfaces()[id];
     const core::Rng stream(c.seed, f.id, "interface");
     // The side keeps this for the whole run: it holds copies, not references.
+    // It draws in float64; the side converts to the dtype of the stage it trains in.
     physics::InterfaceSide::PointDraw draw = [f, n = d.interface_points, sampler, domain = p.domain,
-                                              device = p.device, dtype = p.dtype](core::Rng& rng) {
-      return interface_points_in_domain(f, n, sampler, rng, *domain).to(device, dtype);
+                                              device = p.device](core::Rng& rng) {
+      return interface_points_in_domain(f, n, sampler, rng, *domain).to(device);
     };
     core::Rng first = stream;
     auto side = std::make_unique<physics::InterfaceSide>(
-        id, f.lower == s ? 0 : 1, f.axis, draw(first), static_cast<int>(p.symbols.fields.size()),
-        p.equations, p.fluxes, d.weights, p.domain->spatial_dims(), replica);
+        id, f.lower == s ? 0 : 1, f.axis, draw(first).to(p.dtype),
+        static_cast<int>(p.symbols.fields.size()), p.equations, p.fluxes, d.weights,
+        p.domain->spatial_dims(), replica);
     side->set_redraw(std::move(draw), stream);
     sides.push_back(std::move(side));
   }

@@ -35,6 +35,12 @@ InterfaceSide::InterfaceSide(int interface_id, int side, int axis, const torch::
                 "interface flux continuity needs a flux for every equation");
 }
 
+void InterfaceSide::set_dtype(torch::Dtype dtype) {
+  points_ = points_.to(dtype);
+  // From the draw (float64), not from a copy rounded to the previous dtype.
+  if (draw_) resample_from(origin_);
+}
+
 void InterfaceSide::set_redraw(PointDraw draw, const core::Rng& stream) {
   draw_ = std::move(draw);
   stream_ = stream;

@@ -58,8 +58,9 @@ class InterfaceSide {
   /// Sum over points and fields of (u - u_other)^2 (for the interface_jump metric).
   double squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const;
   std::set<expr::DerivativeKey> derivatives() const;
-  /// Holds the interface points in `dtype` from now on (both sides convert alike).
-  void set_dtype(torch::Dtype dtype) { points_ = points_.to(dtype); }
+  /// Holds the interface points in `dtype` from now on (both sides convert alike); with a
+  /// redraw they are drawn again from where they came from, so a restart gets the same points.
+  void set_dtype(torch::Dtype dtype);
 
   /// Draws every point of the interface from a stream.
   using PointDraw = std::function<torch::Tensor(core::Rng&)>;
