@@ -48,6 +48,18 @@ void fit_to_domain(partition::Partition& partition, const geometry::Domain& doma
   if (!outside.empty()) partition = partition.without_interfaces(outside);
 }
 
+/// The cell edges of a cut grid along every axis: the box's ends around its cuts.
+nn::WindowGrid window_grid(const partition::Partition& grid, const geometry::Box& box) {
+  nn::WindowGrid windows;
+  for (int a = 0; a < box.dims(); ++a) {
+    std::vector<double> edges{box.lo[a]};
+    for (double cut : grid.cuts()[a]) edges.push_back(cut);
+    edges.push_back(box.hi[a]);
+    windows.edges.push_back(edges);
+  }
+  return windows;
+}
+
 }  // namespace
 
 bool second_order_across_cuts(const Problem& p, const partition::Partition& partition) {
@@ -91,7 +103,20 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
       {},
       {},
       spec.interface.points,
-      spec.method};
+      spec.method,
+      1,
+      {},
+      spec.overlap};
+  if (spec.method == io::DecompositionMethod::fbpinn) {
+    // The cut grid places the windows; training sees their sum as one network.
+    const auto box = p.domain->bounding_box();
+    d.windows.push_back(window_grid(d.partition, box));
+    for (const auto& level : spec.levels)
+      d.windows.push_back(
+          window_grid(partition::Partition(box, p.domain->input_names(), {level, {}}, key), box));
+    d.overlap = spec.overlap;
+    d.partition = partition::Partition(box, p.domain->input_names(), {}, key);
+  }
   if (!p.domain->shape().as_box()) fit_to_domain(d.partition, *p.domain, samples, key);
   d.replicas = k;
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);

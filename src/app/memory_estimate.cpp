@@ -136,6 +136,26 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
   const std::size_t dims = c.coordinates.size() + (c.time ? 1 : 0);
   const double subdomains = static_cast<double>(subdomain_count(c));
   const double per_rank = std::ceil(subdomains / std::max(1, ranks));
+  // Networks and point passes per rank. An fbpinn's windows are one model on one rank (group):
+  // all its networks live there, and a point meets at most two supports along each cut
+  // coordinate on every level (overlap <= 1).
+  double networks = per_rank, passes = per_rank;
+  if (c.decomposition.method == io::DecompositionMethod::fbpinn) {
+    const auto cut_axes = [](const std::map<std::string, int>& split) {
+      double meets = 1;
+      for (const auto& [axis, pieces] : split) meets *= pieces > 1 ? 2 : 1;
+      return meets;
+    };
+    std::map<std::string, int> finest = c.decomposition.split;
+    for (const auto& [axis, cuts] : c.decomposition.cuts)
+      finest[axis] = static_cast<int>(cuts.size()) + 1;
+    networks = subdomains, passes = cut_axes(finest);
+    for (const auto& level : c.decomposition.levels) {
+      double cells = 1;
+      for (const auto& [axis, pieces] : level) cells *= pieces;
+      networks += cells, passes += cut_axes(level);
+    }
+  }
 
   // Per subdomain: weights with their gradients and two Adam moments (float64 at worst, the
   // quasi-Newton stages' type), and the forward pass's saved values: every collocation or
@@ -159,21 +179,23 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
     if (stage.optimizer != io::OptimizerChoice::bfgs &&
         stage.optimizer != io::OptimizerChoice::ssbroyden)
       continue;
-    const double block = widest_parameters * widest_parameters * 8;
+    const double model = widest_parameters * (networks / per_rank);
+    const double block = model * model * 8;
     // A block above the limit is refused by plan_dense_hessians(), naming the stage.
     if (block > dense_hessian_limit_bytes) continue;
-    const double joint_rows = block * subdomains;
+    const double joint_rows =
+        c.decomposition.method == io::DecompositionMethod::fbpinn ? block : block * subdomains;
     const bool joint = stage.hessian ? *stage.hessian == io::HessianLayout::joint
                                      : joint_rows <= dense_hessian_limit_bytes;
     hessian = std::max(hessian, per_rank * (joint ? joint_rows : block));
   }
   std::vector<Share> shares{
       {"network.hidden", "networks and optimizer state",
-       per_rank * widest_parameters * 4 * 8 + hessian},
+       networks * widest_parameters * 4 * 8 + hessian},
       {"training.collocation.points", "collocation points through the network",
-       per_rank * points * saved},
+       passes * points * saved},
       {"conditions[].points", "condition points through the network",
-       per_rank * condition_points * saved},
+       passes * condition_points * saved},
   };
   double grid = 0;
   if (!c.output.grid.empty()) {

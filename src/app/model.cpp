@@ -60,10 +60,12 @@ std::vector<int> periodic_inputs(const io::Case& c, const Problem& p, const geom
 }  // namespace
 
 bool periodic_by_construction(const io::Case& c, const Problem& p, const std::string& condition,
-                              const nn::MlpImpl& network) {
+                              const nn::Network& network) {
+  const auto* mlp = dynamic_cast<const nn::MlpImpl*>(&network);
+  if (!mlp) return false;  // only the MLP has periodic inputs
   for (const auto& spec : c.conditions)
     if (spec.name == condition && spec.type == io::ConditionKind::periodic)
-      return network.is_periodic(p.domain->axis_index(spec.axis));
+      return mlp->is_periodic(p.domain->axis_index(spec.axis));
   return false;
 }
 
@@ -90,6 +92,19 @@ nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
   o.periodic_inputs = periodic_inputs(c, p, box, spec);
   o.seed = c.seed;
   o.subdomain = id;
+  return o;
+}
+
+nn::FbpinnOptions fbpinn_options(const io::Case& c, const Problem& p, const Decomposition& d) {
+  nn::FbpinnOptions o;
+  o.inputs = p.domain->dims();
+  o.outputs = static_cast<int64_t>(c.fields.size());
+  o.hidden = c.network.hidden;
+  o.activation = activation_of(c.network.activation);
+  o.xavier_uniform = c.network.init == io::InitChoice::xavier_uniform;
+  o.levels = d.windows;
+  o.overlap = d.overlap;
+  o.seed = c.seed;
   return o;
 }
 
@@ -163,12 +178,22 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   const auto region = subdomain_region(p, d.partition.subdomains().at(id));
   auto model = std::make_unique<train::SubdomainModel>();
   model->id = id;
-  model->network = nn::Mlp(network_options(c, p, id, region->bounding_box()));
-  model->network->to(p.device, p.dtype);
-  auto network = model->network;
-  model->fields = std::make_unique<physics::FieldEvaluator>(
-      [network](const torch::Tensor& x) mutable { return network->forward(x); },
-      derivative_engine(c, model->network), std::move(parameters));
+  if (d.method == io::DecompositionMethod::fbpinn) {
+    // The windowed sum is differentiated by autograd (the Taylor engine serves single MLPs).
+    auto network = nn::Fbpinn(fbpinn_options(c, p, d)).ptr();
+    network->to(p.device, p.dtype);
+    model->network = network;
+    model->fields = std::make_unique<physics::FieldEvaluator>(
+        [network](const torch::Tensor& x) { return network->forward(x); },
+        autodiff::reverse_partials, std::move(parameters));
+  } else {
+    nn::Mlp network(network_options(c, p, id, region->bounding_box()));
+    network->to(p.device, p.dtype);
+    model->network = network.ptr();
+    model->fields = std::make_unique<physics::FieldEvaluator>(
+        [network](const torch::Tensor& x) mutable { return network->forward(x); },
+        derivative_engine(c, network), std::move(parameters));
+  }
   if (auto exact = exact_conditions(p)) model->fields->set_exact(std::move(exact));
 
   const physics::PointOptions points{p.dtype, p.device, replica};
@@ -245,7 +270,11 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
   // subdomain 0's.
   const auto count = [&](int id) {
     const auto region = subdomain_region(p, d.partition.subdomains().at(id));
-    const nn::Mlp network(network_options(c, p, id, region->bounding_box()));
+    std::shared_ptr<nn::Network> network;
+    if (d.method == io::DecompositionMethod::fbpinn)
+      network = nn::Fbpinn(fbpinn_options(c, p, d)).ptr();
+    else
+      network = nn::Mlp(network_options(c, p, id, region->bounding_box())).ptr();
     int64_t n = 0;
     for (const auto& t : network->parameters()) n += t.numel();
     return n;

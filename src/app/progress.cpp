@@ -91,6 +91,21 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
         << "tolerance " << c.training.causal.tolerance << " (Adam stages)\n";
 }
 
+/// The overlapping subdomains of an fbpinn decomposition, level by level.
+void print_windows(std::ostream& out, const Decomposition& d) {
+  int64_t count = 0;
+  std::string levels;
+  for (const auto& level : d.windows) {
+    count += level.cells();
+    levels += (levels.empty() ? "" : " + ") + std::to_string(level.cells());
+  }
+  out << "  decomposition: fbpinn, " << count << " overlapping subdomains";
+  if (d.windows.size() > 1) out << " on " << d.windows.size() << " levels (" << levels << ")";
+  out << ", overlap " << d.overlap
+      << " of the cell width, cosine windows summing to 1 on every level; no interfaces, the "
+         "windowed sum is trained as one network";
+}
+
 }  // namespace
 
 void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSummary& model) {
@@ -119,8 +134,11 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
     out << "    " << name << ": weight " << p.weights.at(name) << ", "
         << (it == model.points.end() ? 0 : it->second) << " points\n";
   }
-  out << "  decomposition: " << io::name(d.method) << ", " << d.partition.size()
-      << " subdomain(s), " << d.partition.interfaces().size() << " interface(s)";
+  if (d.method == io::DecompositionMethod::fbpinn)
+    print_windows(out, d);
+  else
+    out << "  decomposition: " << io::name(d.method) << ", " << d.partition.size()
+        << " subdomain(s), " << d.partition.interfaces().size() << " interface(s)";
   if (!d.partition.interfaces().empty()) {
     out << " with " << d.interface_points << " points each";
     if (c.training.collocation.resample_every > 0)
@@ -139,7 +157,9 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   out << "  network: " << io::name(c.network.activation) << " [" << p.domain->dims();
   for (auto h : c.network.hidden) out << ", " << h;
   out << ", " << p.symbols.fields.size() << "], " << model.parameters
-      << " trainable parameters per subdomain, " << io::name(c.dtype) << " on " << p.device
+      << (d.windows.empty() ? " trainable parameters per subdomain, "
+                            : " trainable parameters in all subdomains, ")
+      << io::name(c.dtype) << " on " << p.device
       << (c.network.architecture == io::ArchitectureChoice::modified_mlp ? ", modified MLP" : "")
       << (c.network.weight_factorization ? ", weight factorisation" : "") << "\n";
   int64_t iterations = 0;

@@ -55,6 +55,14 @@ RankModels build_rank_models(const parallel::Communicator& comm, const Setup& se
 void note_idle_ranks(Console& console, const Setup& setup, const RankModels& rank) {
   const auto& d = setup.decomposition;
   if (rank.groups <= d.partition.size()) return;
+  if (!d.windows.empty()) {
+    console.out() << "tessera: note: the fbpinn subdomains are summed into one network, trained by "
+                  << d.replicas << " rank(s); ranks " << d.replicas << ".."
+                  << rank.groups * d.replicas - 1
+                  << " only take part in reductions; set decomposition.ranks_per_subdomain to "
+                  << rank.groups * d.replicas << " to share the points over every rank\n";
+    return;
+  }
   console.out() << "tessera: note: " << d.partition.size() << " subdomain(s) on " << rank.groups
                 << " rank group(s); ranks " << d.partition.size() * d.replicas << ".."
                 << rank.groups * d.replicas - 1 << " own none and only take part in reductions\n";

@@ -64,11 +64,18 @@ nlohmann::json checkpoint_identity(const Setup& setup) {
       spec = *it->second.network;
     networks.push_back(spec.hidden);
   }
-  return {{"case", c.name},
-          {"subdomains", d.partition.size()},
-          {"networks", networks},
-          {"stages", c.training.stages.size()},
-          {"dtype", io::name(c.dtype)}};
+  nlohmann::json identity = {{"case", c.name},
+                             {"subdomains", d.partition.size()},
+                             {"networks", networks},
+                             {"stages", c.training.stages.size()},
+                             {"dtype", io::name(c.dtype)}};
+  // The stacked networks of an fbpinn decomposition: one row of parameters per window.
+  if (!d.windows.empty()) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const auto& level : d.windows) cells.push_back(level.cells());
+    identity["windows"] = cells;
+  }
+  return identity;
 }
 
 std::string write_results(const parallel::Communicator& comm, const Setup& setup,

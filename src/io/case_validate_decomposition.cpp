@@ -32,6 +32,39 @@ int64_t subdomain_count(const DecompositionSpec& d) {
   return count;
 }
 
+/// The keys of "method": "fbpinn": overlapping subdomains summed through windows, so there are
+/// no interfaces to weigh and no balanced bisection (the windows need a grid).
+void read_fbpinn(const JsonNode& node, Case& c) {
+  DecompositionSpec& d = c.decomposition;
+  if (subdomain_count(d) < 2)
+    node["method"].fail(
+        "\"fbpinn\" needs decomposition.split or cuts with at least two pieces, e.g. "
+        "\"split\": {\"x\": 16}");
+  if (node["interface"].present())
+    node["interface"].fail(
+        "FBPINN subdomains overlap and are summed through windows, so there are no interface "
+        "terms; remove decomposition.interface");
+  if (node["balance"].present())
+    node["balance"].fail(
+        "FBPINN windows are laid on a grid of cells; remove balance and give the pieces with "
+        "split or cuts");
+  if (const JsonNode overlap = node["overlap"]; overlap.present()) {
+    d.overlap = overlap.number(Range::positive);
+    if (!(d.overlap <= 1))
+      overlap.fail("expected a fraction of the cell width in (0, 1], got " + overlap.describe());
+  }
+  if (const JsonNode levels = node["levels"]; levels.present()) {
+    for (const auto& level : levels.elements(1, "level")) {
+      std::map<std::string, int> pieces;
+      for (const auto& [axis, count] : level.members()) {
+        check_axis_name(count, axis, c);
+        pieces[axis] = static_cast<int>(std::min<int64_t>(count.integer(1), 1 << 20));
+      }
+      d.levels.push_back(pieces);
+    }
+  }
+}
+
 }  // namespace
 
 void read_decomposition(const JsonNode& root, Case& c) {
@@ -42,12 +75,18 @@ void read_decomposition(const JsonNode& root, Case& c) {
   d.method = node["method"].option(d.method);
 
   if (d.method == DecompositionMethod::none) {
-    for (const char* key : {"split", "cuts", "balance", "interface"})
+    for (const char* key : {"split", "cuts", "balance", "interface", "overlap", "levels"})
       if (node[key].present())
         node[key].fail(
-            std::string("needs a decomposition; set \"method\": \"xpinn\" or "
-                        "\"cpinn\" (method is \"none\": one network)"));
+            std::string("needs a decomposition; set \"method\": \"xpinn\", \"cpinn\" or "
+                        "\"fbpinn\" (method is \"none\": one network)"));
   }
+  if (d.method != DecompositionMethod::fbpinn)
+    for (const char* key : {"overlap", "levels"})
+      if (node[key].present())
+        node[key].fail(
+            "applies to the overlapping subdomains of \"method\": \"fbpinn\" only; "
+            "remove it or set the method to \"fbpinn\"");
 
   if (const JsonNode split = node["split"]; split.present()) {
     for (const auto& [axis, pieces] : split.members()) {
@@ -97,6 +136,7 @@ void read_decomposition(const JsonNode& root, Case& c) {
   }
   d.ranks_per_subdomain = static_cast<int>(
       std::min<int64_t>(node["ranks_per_subdomain"].integer(1, d.ranks_per_subdomain), 1 << 20));
+  if (d.method == DecompositionMethod::fbpinn) read_fbpinn(node, c);
 
   if (d.method == DecompositionMethod::cpinn) {
     const JsonNode equations = root["equations"];
@@ -109,7 +149,33 @@ void read_decomposition(const JsonNode& root, Case& c) {
   }
 }
 
+void check_fbpinn_network(const JsonNode& root, const Case& c) {
+  if (c.decomposition.method != DecompositionMethod::fbpinn) return;
+  const JsonNode network = root["network"];
+  // The subdomain networks are stacked plain MLPs evaluated as one batch.
+  for (const char* key : {"adaptive_activation", "fourier_features", "weight_factorization"})
+    if (network.present() && network[key].present())
+      network[key].fail(
+          std::string("the subdomain networks of \"fbpinn\" are plain MLPs; remove ") + key +
+          " (the windows already localise each network)");
+  if (c.network.architecture != ArchitectureChoice::mlp)
+    network["architecture"].fail(
+        "the subdomain networks of \"fbpinn\" are plain MLPs; use \"mlp\" or remove the key");
+  if (root["subdomains"].present())
+    root["subdomains"].fail(
+        "the subdomain networks of \"fbpinn\" share one architecture and their points come from "
+        "the whole domain; remove \"subdomains\" and size them with network and "
+        "training.collocation");
+  const JsonNode conditions = root["conditions"];
+  for (std::size_t k = 0; k < c.conditions.size(); ++k)
+    if (c.conditions[k].type == ConditionKind::periodic && c.conditions[k].exact)
+      conditions.elements()[k]["enforce"].fail(
+          "exact periodicity feeds cos and sin of the coordinate to one network, which "
+          "\"fbpinn\" does not have; use \"enforce\": \"penalty\" or remove it");
+}
+
 void read_subdomains(const JsonNode& root, Case& c) {
+  check_fbpinn_network(root, c);
   const JsonNode node = root["subdomains"];
   if (!node.present()) return;
   const int64_t count = subdomain_count(c.decomposition);

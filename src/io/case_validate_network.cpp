@@ -3,6 +3,14 @@
 
 namespace tessera::io::detail {
 
+NetworkSpec default_network(const Case& c) {
+  NetworkSpec net;
+  // FBPINN subdomains are many and small: each learns a piece of the solution on its own
+  // coordinates (Moseley et al. 2023 use two hidden layers of 16).
+  if (c.decomposition.method == DecompositionMethod::fbpinn) net.hidden = {16, 16};
+  return net;
+}
+
 NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base) {
   node.check_object(keys_at("network"));
   NetworkSpec net = base;

@@ -118,14 +118,17 @@ void read_weights(const JsonNode& node, const Case& c, WeightingSpec& w) {
     } else if (std::find(terms.begin(), terms.end(), key) != terms.end()) {
       w.fixed[key] = child.number(Range::non_negative);
     } else if (std::find(interface.begin(), interface.end(), key) != interface.end()) {
-      if (c.decomposition.method == DecompositionMethod::none)
+      if (c.decomposition.method == DecompositionMethod::none ||
+          c.decomposition.method == DecompositionMethod::fbpinn)
         child.fail(
-            "interface loss terms exist only with a decomposition; set "
-            "decomposition.method to \"xpinn\" or \"cpinn\", or remove this weight");
+            "interface loss terms exist only with a decomposition into subdomains that meet at "
+            "interfaces; set decomposition.method to \"xpinn\" or \"cpinn\", or remove this "
+            "weight");
       w.fixed[key] = child.number(Range::non_negative);
     } else {
       child.fail("not a loss term; the terms are " + quoted_list(terms) +
-                 (c.decomposition.method == DecompositionMethod::none
+                 (c.decomposition.method == DecompositionMethod::none ||
+                          c.decomposition.method == DecompositionMethod::fbpinn
                       ? ""
                       : " and " + quoted_list(interface)) +
                  ", or use \"adaptive\": \"grad_norm\"" + suggest(key, valid));
@@ -226,6 +229,15 @@ void read_training(const JsonNode& root, Case& c) {
   if (const JsonNode limit = node["time_limit"]; limit.present())
     t.time_limit = limit.number(Range::positive);
   if (const JsonNode batch = node["batch"]; batch.present()) read_batch(batch, t.batch);
+  const bool fbpinn = c.decomposition.method == DecompositionMethod::fbpinn;
+  if (fbpinn && t.derivatives == DerivativeChoice::taylor)
+    node["derivatives"].fail(
+        "the forward Taylor engine serves single networks; the windowed sum of \"fbpinn\" takes "
+        "its derivatives by autograd: use \"auto\" or \"autograd\"");
+  for (std::size_t k = 0; k < t.stages.size(); ++k)
+    if (fbpinn && t.stages[k].precision == Precision::bf16)
+      stages.elements()[k]["precision"].fail(
+          "the batched products of \"fbpinn\" have no bfloat16 path; use \"fp32\" or \"tf32\"");
   for (std::size_t k = 0; k < t.stages.size(); ++k)
     if (t.stages[k].precision == Precision::bf16 && t.derivatives == DerivativeChoice::taylor)
       stages.elements()[k]["precision"].fail(

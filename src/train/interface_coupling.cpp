@@ -36,7 +36,7 @@ void InterfaceCoupling::finish(const std::vector<SubdomainModel*>& owned) {
       auto remote = torch::from_blob(const_cast<double*>(data.data()),
                                      {side->point_count(), side->quantities()}, torch::kFloat64)
                         .clone();
-      const auto like = model->network->weights().front();
+      const auto like = model->network->parameters().front();
       model->remote.push_back(remote.to(like.device(), like.scalar_type()));
     }
   }
@@ -55,8 +55,7 @@ void InterfaceCoupling::add_terms(LocalLoss& loss, const SubdomainModel& model, 
     auto jump = torch::full({}, side.squared_jump(local.detach(), remote), torch::kFloat64);
     auto& sum = loss.jump_sums[model.id];
     sum = sum.defined() ? sum + jump : jump;
-    loss.jump_counts[model.id] +=
-        static_cast<double>(local.size(0) * model.network->options().outputs);
+    loss.jump_counts[model.id] += static_cast<double>(local.size(0) * model.network->outputs());
   }
 }
 

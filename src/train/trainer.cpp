@@ -8,6 +8,7 @@
 #include "tessera/core/stop_signal.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/nn/mlp.hpp"
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/train/fused_adam.hpp"
 #include "tessera/train/quasi_newton.hpp"

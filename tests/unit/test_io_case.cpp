@@ -467,6 +467,46 @@ TEST_CASE("decomposition keys are checked against the coordinates and the domain
         ActivationChoice::sin);  // inherited from "network"
 }
 
+TEST_CASE("fbpinn: overlap and levels are read; what it cannot honour is refused") {
+  json doc = minimal();
+  doc["decomposition"] = json::parse(
+      R"({"method": "fbpinn", "split": {"x": 8}, "overlap": 0.3, "levels": [{"x": 2}, {"y": 2}]})");
+  const io::Case c = io::case_from_json(doc, "p.json");
+  CHECK(c.decomposition.method == DecompositionMethod::fbpinn);
+  CHECK(c.decomposition.overlap == 0.3);
+  REQUIRE(c.decomposition.levels.size() == 2);
+  CHECK(c.decomposition.levels[1].at("y") == 2);
+  CHECK(c.network.hidden == std::vector<int64_t>{16, 16});  // small subdomain networks
+  doc["network"] = json::parse(R"({"hidden": [32]})");
+  CHECK(io::case_from_json(doc, "p.json").network.hidden == std::vector<int64_t>{32});
+
+  const auto refused = [&](const char* decomposition, const std::string& start,
+                           const char* network = nullptr) {
+    json d = minimal();
+    d["decomposition"] = json::parse(decomposition);
+    if (network) d["network"] = json::parse(network);
+    const std::string error = error_of(d);
+    CHECK_MESSAGE(error.find(start) == 0, error);
+  };
+  refused(R"({"method": "fbpinn"})", "cases/p.json: decomposition.method: \"fbpinn\" needs");
+  refused(R"({"method": "fbpinn", "split": {"x": 2}, "overlap": 1.5})",
+          "cases/p.json: decomposition.overlap: expected a fraction of the cell width in (0, 1]");
+  refused(R"({"method": "fbpinn", "split": {"x": 2}, "interface": {"points": 8}})",
+          "cases/p.json: decomposition.interface: FBPINN subdomains overlap");
+  refused(R"({"method": "fbpinn", "split": {"x": 2}, "levels": [{"z": 2}]})",
+          "cases/p.json: decomposition.levels[0].z: 'z' is not a coordinate");
+  refused(R"({"method": "xpinn", "split": {"x": 2}, "overlap": 0.5})",
+          "cases/p.json: decomposition.overlap: applies to the overlapping subdomains");
+  refused(R"({"method": "fbpinn", "split": {"x": 2}})",
+          "cases/p.json: network.fourier_features: the subdomain networks of \"fbpinn\" are plain",
+          R"({"fourier_features": {"count": 8, "scale": 1}})");
+  json d = minimal();
+  d["decomposition"] = json::parse(R"({"method": "fbpinn", "split": {"x": 2}})");
+  d["training"]["derivatives"] = "taylor";
+  CHECK(error_of(d).find("cases/p.json: training.derivatives: the forward Taylor engine serves") ==
+        0);
+}
+
 TEST_CASE("file errors: syntax error with line and column, missing file, relative paths") {
   TempDir dir;
   const std::string bad = dir.write("p.json", "{\n  \"name\": \"p\",\n}\n");

@@ -344,3 +344,111 @@ TEST_CASE("periodic inputs: the network and its derivatives repeat over the box 
   with_fourier.fourier_count = 4;
   CHECK_THROWS_WITH_AS(Mlp{with_fourier}, doctest::Contains("Fourier"), Error);
 }
+
+// ---- FBPINN: windowed sum of overlapping subdomain networks ----
+
+#include "tessera/nn/fbpinn.hpp"
+
+namespace {
+
+FbpinnOptions two_level_options() {
+  FbpinnOptions o;
+  o.inputs = 2;
+  o.outputs = 2;
+  o.hidden = {8, 8};
+  o.levels = {WindowGrid{{{0.0, 1.0, 2.0, 3.0}, {-1.0, 0.0, 1.0}}},
+              WindowGrid{{{0.0, 3.0}, {-1.0, 1.0}}}};
+  o.overlap = 0.5;
+  o.seed = 7;
+  return o;
+}
+
+torch::Tensor points_in(const FbpinnOptions& o, int64_t n) {
+  torch::manual_seed(3);
+  auto x = torch::rand({n, o.inputs}, torch::kFloat64);
+  const auto& level = o.levels.front();
+  for (int64_t a = 0; a < o.inputs; ++a) {
+    const double lo = level.edges[a].front(), hi = level.edges[a].back();
+    x.select(1, a).mul_(hi - lo).add_(lo);
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("FBPINN windows form a partition of unity on every level") {
+  const auto o = two_level_options();
+  Fbpinn net(o);
+  net->to(torch::kFloat64);
+  CHECK(net->subdomains() == 3 * 2 + 1);
+  const auto w = net->windows(points_in(o, 500));
+  CHECK(w.min().item<double>() >= 0.0);
+  const auto fine = w.narrow(1, 0, 6).sum(1), coarse = w.narrow(1, 6, 1).sum(1);
+  CHECK((fine - 1).abs().max().item<double>() < 1e-14);
+  CHECK((coarse - 1).abs().max().item<double>() < 1e-14);
+  // A point in the middle of a cell, beyond its neighbours' reach, has that cell's window only.
+  const auto centre = torch::tensor({{0.5, -0.5}}, torch::kFloat64);
+  CHECK(net->windows(centre)[0][0].item<double>() == doctest::Approx(1.0));
+}
+
+TEST_CASE("FBPINN output is the window-weighted sum of its subdomain networks") {
+  auto o = two_level_options();
+  o.levels.pop_back();
+  Fbpinn net(o);
+  net->to(torch::kFloat64);
+  const auto x = points_in(o, 200);
+  const auto w = net->windows(x);
+  // Subdomain j alone: the plain MLP of stream (seed, j) on the support's coordinates.
+  auto expected = torch::zeros({x.size(0), o.outputs}, torch::kFloat64);
+  const auto lower = net->support_lower(), upper = net->support_upper();
+  for (int64_t j = 0; j < net->subdomains(); ++j) {
+    MlpOptions m;
+    m.inputs = o.inputs;
+    m.outputs = o.outputs;
+    m.hidden = o.hidden;
+    m.seed = o.seed;
+    m.subdomain = j;
+    m.lower.clear();
+    m.upper.clear();
+    for (int64_t a = 0; a < o.inputs; ++a) {
+      m.lower.push_back(lower[j][a].item<double>());
+      m.upper.push_back(upper[j][a].item<double>());
+    }
+    Mlp plain(m);
+    plain->to(torch::kFloat64);
+    expected += w.select(1, j).unsqueeze(1) * plain->forward(x);
+  }
+  CHECK((net->forward(x) - expected).abs().max().item<double>() < 1e-12);
+}
+
+TEST_CASE("FBPINN output is smooth across the edges of the supports") {
+  // One axis cut in two: the support of cell 0 ends at 1.25, that of cell 1 starts at 0.75. The
+  // second derivative, by autograd, matches central differences of the first through both.
+  FbpinnOptions o;
+  o.inputs = 1;
+  o.outputs = 1;
+  o.levels = {WindowGrid{{{0.0, 1.0, 2.0}}}};
+  o.overlap = 0.5;
+  Fbpinn net(o);
+  net->to(torch::kFloat64);
+  for (double edge : {0.75, 1.25}) {
+    auto x =
+        torch::tensor({{edge - 1e-4}, {edge}, {edge + 1e-4}}, torch::kFloat64).requires_grad_();
+    const auto u = net->forward(x).sum();
+    const auto du = torch::autograd::grad({u}, {x}, {}, true, true)[0];
+    const auto d2u = torch::autograd::grad({du.sum()}, {x})[0];
+    const double central = (du[2][0].item<double>() - du[0][0].item<double>()) / 2e-4;
+    CHECK(d2u[1][0].item<double>() == doctest::Approx(central).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("FBPINN networks and their parameters are keyed by subdomain, not by level count") {
+  auto o = two_level_options();
+  Fbpinn both(o);
+  o.levels.pop_back();
+  Fbpinn fine(o);
+  // The fine level's subdomains come first and are the same with or without the coarse level.
+  CHECK(torch::equal(both->named_parameters()["weight0"].narrow(0, 0, 6),
+                     fine->named_parameters()["weight0"]));
+  CHECK(both->named_parameters()["weight0"].size(0) == 7);
+}

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/nn/mlp.hpp"
 #include "tessera/train/interface_coupling.hpp"
 
 using namespace tessera;
@@ -22,7 +23,7 @@ train::SubdomainModel model_with_side(int side) {
   options.hidden = {4};
   options.lower = {0, 0};
   options.upper = {1, 1};
-  model.network = nn::Mlp(options);
+  model.network = nn::Mlp(options).ptr();
   physics::InterfaceWeights weights;
   weights.continuity = 1;
   auto points = torch::rand({kPoints, 2}, torch::kFloat64);

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "tessera/app/problem.hpp"
+#include "tessera/nn/fbpinn.hpp"
 #include "tessera/partition/partition.hpp"
 #include "tessera/physics/interface_side.hpp"
 
@@ -16,6 +17,11 @@ struct Decomposition {
   int64_t interface_points = 0;
   io::DecompositionMethod method = io::DecompositionMethod::none;
   int replicas = 1;  ///< ranks per subdomain (data-parallel replicas)
+  /// fbpinn: the grids of overlapping subdomains, finest (split/cuts) first, then the coarser
+  /// levels in the case's order. Their windowed sum is one network over the whole domain, so
+  /// `partition` then holds a single subdomain.
+  std::vector<nn::WindowGrid> windows;
+  double overlap = 0.5;
 };
 
 /// Cuts the problem's domain as the case says (`balance: measure`: recursive bisection into equal

@@ -12,10 +12,14 @@ namespace tessera::app {
 /// Whether the periodic condition named `condition` holds by construction in `network` (its
 /// axis is one of the network's periodic inputs); then it gets no loss term.
 bool periodic_by_construction(const io::Case& c, const Problem& p, const std::string& condition,
-                              const nn::MlpImpl& network);
+                              const nn::Network& network);
 
 nn::MlpOptions network_options(const io::Case& c, const Problem& p, int id,
                                const geometry::Box& box);
+
+/// The windowed sum of subdomain networks of an fbpinn decomposition (subdomain j initialised
+/// from (seed, j, "init")).
+nn::FbpinnOptions fbpinn_options(const io::Case& c, const Problem& p, const Decomposition& d);
 
 /// Network, derivative engine, loss groups and interface sides of subdomain `id`. A condition
 /// is sampled only where the subdomain touches its boundary part ("points" per subdomain); a

@@ -94,6 +94,10 @@ struct DecompositionSpec {
   Balance balance = Balance::cuts;  // measure: recursive bisection into equal shares
   InterfaceSpec interface;
   int ranks_per_subdomain = 1;
+  /// fbpinn: how far each cell's support reaches into its neighbours (fraction of its width).
+  double overlap = 0.5;
+  /// fbpinn: the coarser levels, each as pieces per coordinate (the finest is split/cuts).
+  std::vector<std::map<std::string, int>> levels;
 };
 
 struct NetworkSpec {

@@ -25,6 +25,8 @@ void read_decomposition(const JsonNode& root, Case& c);
 void read_subdomains(const JsonNode& root, Case& c);
 /// A network object; keys it omits keep the values of `base`.
 NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base);
+/// The network a case starts from before its "network" section (by decomposition method).
+NetworkSpec default_network(const Case& c);
 /// training (stages, collocation, weights, ...).
 void read_training(const JsonNode& root, Case& c);
 /// output (directory defaults to "results/<name>").

@@ -14,7 +14,7 @@ enum class HessianLayout { joint, blocks };
 enum class DeviceChoice { automatic, cpu, cuda };
 enum class ShapeKind { interval, box, disk, ball, polygon, mesh, union_, intersection, difference };
 enum class ConditionKind { dirichlet, neumann, robin, initial, periodic, data, residual };
-enum class DecompositionMethod { none, xpinn, cpinn };
+enum class DecompositionMethod { none, xpinn, cpinn, fbpinn };
 enum class Balance { cuts, measure };
 enum class ActivationChoice { tanh, sin, gelu, silu };
 enum class ArchitectureChoice { mlp, modified_mlp };
@@ -42,7 +42,7 @@ TESSERA_OPTION_NAMES(ShapeKind, "interval", "box", "disk", "ball", "polygon", "m
                      "intersection", "difference");
 TESSERA_OPTION_NAMES(ConditionKind, "dirichlet", "neumann", "robin", "initial", "periodic", "data",
                      "residual");
-TESSERA_OPTION_NAMES(DecompositionMethod, "none", "xpinn", "cpinn");
+TESSERA_OPTION_NAMES(DecompositionMethod, "none", "xpinn", "cpinn", "fbpinn");
 TESSERA_OPTION_NAMES(Balance, "cuts", "measure");
 TESSERA_OPTION_NAMES(ActivationChoice, "tanh", "sin", "gelu", "silu");
 TESSERA_OPTION_NAMES(ArchitectureChoice, "mlp", "modified_mlp");

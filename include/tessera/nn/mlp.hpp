@@ -5,13 +5,15 @@
 /// & Perdikaris 2021) adds two encoders of the features, U = s(W_u f + b_u) and
 /// V = s(W_v f + b_v), and mixes every hidden layer's output g with them:
 /// h = g * U + (1 - g) * V, which carries the input into every layer.
-#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tessera/nn/network.hpp"
 
 namespace tessera::nn {
 
@@ -48,12 +50,13 @@ struct MlpOptions {
 /// A fully connected network. Parameters are created in float64 on the CPU from Tessera's own
 /// RNG (so initialisation is the same on every device and LibTorch version), then moved with
 /// `to(device, dtype)`.
-class MlpImpl : public torch::nn::Module {
+class MlpImpl : public Network {
  public:
   explicit MlpImpl(MlpOptions options);
 
   /// x: [n, inputs] -> [n, outputs], in the module's dtype and device.
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x) override;
+  int64_t outputs() const override { return options_.outputs; }
 
   /// Maps x to the normalised (periodic-embedded or Fourier-featured) features the first layer
   /// sees.
@@ -81,8 +84,8 @@ class MlpImpl : public torch::nn::Module {
   /// operands (accumulated in float32 and returned in bfloat16, as bf16 GEMMs do) and is
   /// converted back to float32 before the bias; the parameters, activations and everything
   /// after stay float32.
-  void set_bf16_products(bool on) { bf16_products_ = on; }
-  bool bf16_products() const { return bf16_products_; }
+  void set_bf16_products(bool on) override { bf16_products_ = on; }
+  bool bf16_products() const override { return bf16_products_; }
 
  private:
   /// z W^T + b, with bfloat16 operands where bf16_products() is on.

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/nn/mlp.hpp"
+#include "tessera/nn/network.hpp"
 #include "tessera/physics/field_evaluator.hpp"
 #include "tessera/physics/interface_side.hpp"
 #include "tessera/physics/loss_group.hpp"
@@ -13,7 +13,7 @@ namespace tessera::train {
 
 struct SubdomainModel {
   int id = 0;
-  nn::Mlp network{nullptr};
+  std::shared_ptr<nn::Network> network;
   std::unique_ptr<physics::FieldEvaluator> fields;
   std::vector<std::unique_ptr<physics::LossGroup>> groups;
   std::vector<std::unique_ptr<physics::InterfaceSide>> interfaces;

@@ -1,0 +1,99 @@
+#pragma once
+/// The finite-basis network (FBPINN; Moseley, Markham & Nissen-Meyer 2023), with levels
+/// (Dolean, Heinlein, Mishra & Moseley 2024): the box is cut into a grid of cells per level,
+/// each cell widened by the overlap becomes a subdomain with its own small MLP on its own
+/// normalised coordinates, and the solution is
+///
+///   u(x) = sum over levels of sum_j w_j(x) N_j((x - c_j) / r_j),
+///
+/// with windows w_j that form a partition of unity on every level: w_j = v_j / sum_k v_k, and
+/// v_j the product over the cut axes of ((1 + cos(pi t)) / 2)^2, t = (x - c_j) / r_j, inside the
+/// subdomain's support (zero outside). The window is twice continuously differentiable, so
+/// second-order equations see no jump at the support's edge. The solution is continuous by
+/// construction: there are no interface terms.
+///
+/// All subdomain networks share one architecture, so their parameters are stacked ([J, out, in]
+/// per layer) and evaluated together: the points of every subdomain's support are gathered into
+/// one padded batch and each layer is one batched product. Each point only meets the networks
+/// whose support holds it. Each level is one batch (its cells are alike, so little padding).
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/nn/mlp.hpp"
+#include "tessera/nn/network.hpp"
+
+namespace tessera::nn {
+
+/// One level's grid: the cell edges along every input axis (ascending, at least two each; an
+/// axis with two edges is not cut and gets no window factor).
+struct WindowGrid {
+  std::vector<std::vector<double>> edges;
+
+  /// Cells along every axis.
+  std::vector<int64_t> pieces() const;
+  int64_t cells() const;
+};
+
+struct FbpinnOptions {
+  int64_t inputs = 1;
+  int64_t outputs = 1;
+  std::vector<int64_t> hidden{16, 16};
+  Activation activation = Activation::tanh;
+  bool xavier_uniform = false;
+  /// The levels, each a grid over the same box. Subdomains are numbered level by level, and
+  /// inside a level row-major over the cells with the first axis fastest.
+  std::vector<WindowGrid> levels;
+  /// How far each cell's support reaches into its neighbours along a cut axis, as a fraction of
+  /// the cell's width: the support of cell [a, b] is [a - overlap (b - a) / 2, b + overlap
+  /// (b - a) / 2]. In (0, 1].
+  double overlap = 0.5;
+  uint64_t seed = 1234;  ///< subdomain j's network is initialised from (seed, j, "init")
+};
+
+class FbpinnImpl : public Network {
+ public:
+  explicit FbpinnImpl(FbpinnOptions options);
+
+  torch::Tensor forward(const torch::Tensor& x) override;
+  int64_t outputs() const override { return options_.outputs; }
+  /// The batched products have no bfloat16 path; a stage asking for one is refused earlier.
+  void set_bf16_products(bool on) override;
+  bool bf16_products() const override { return false; }
+
+  const FbpinnOptions& options() const { return options_; }
+  /// Subdomains over all levels.
+  int64_t subdomains() const { return centres_.size(0); }
+  /// The window of every subdomain at x [n, inputs]: [n, subdomains], each level's columns
+  /// summing to 1 (for output and tests; training never forms this dense matrix).
+  torch::Tensor windows(const torch::Tensor& x) const;
+  /// Support of subdomain j: lower and upper corner along every input [subdomains, inputs].
+  torch::Tensor support_lower() const { return centres_ - radii_; }
+  torch::Tensor support_upper() const { return centres_ + radii_; }
+
+ private:
+  /// Which of a level's subdomain supports hold which points: (point, subdomain) pairs sorted by
+  /// point, then subdomain, the normalised window of every pair and the point in the
+  /// subdomain's normalised coordinates (differentiable with respect to x).
+  struct Pairs {
+    torch::Tensor point, subdomain, window, local;
+  };
+  Pairs pairs(const torch::Tensor& x, std::size_t level) const;
+  /// One level's windowed sum at the n points of its pairs: [n, outputs].
+  torch::Tensor level_output(const Pairs& pairs, std::size_t level, int64_t n) const;
+
+  FbpinnOptions options_;
+  /// Per subdomain: the centre and half-width of the box its network normalises over (its
+  /// support along cut axes, the whole box along the others) [J, inputs], and whether each axis
+  /// has a window factor [J, inputs].
+  torch::Tensor centres_, radii_, windowed_;
+  std::vector<int64_t> level_first_;    ///< first subdomain of every level, then the total
+  std::vector<torch::Tensor> weights_;  ///< [J, out, in] per layer, output layer last
+  std::vector<torch::Tensor> biases_;   ///< [J, 1, out] per layer
+};
+
+TORCH_MODULE(Fbpinn);
+
+}  // namespace tessera::nn
