@@ -106,6 +106,10 @@ FbpinnImpl::FbpinnImpl(FbpinnOptions options) : options_(std::move(options)) {
       biases[layer].push_back(network.biases()[layer].detach().unsqueeze(0));
     }
   }
+  // Every output layer starts at zero, so the sum starts at u = 0. A random start would give
+  // each small support steep slopes (its network's output over a half-width r, and the window's
+  // over r again), which the first thousands of steps only spend undoing.
+  for (auto& w : weights.back()) w = torch::zeros_like(w);
   for (std::size_t layer = 0; layer < weights.size(); ++layer) {
     weights_.push_back(
         register_parameter("weight" + std::to_string(layer), torch::stack(weights[layer])));

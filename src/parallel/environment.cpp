@@ -1,5 +1,6 @@
 #include "tessera/parallel/environment.hpp"
 
+#include <dlfcn.h>
 #include <malloc.h>
 
 #include <chrono>
@@ -11,6 +12,18 @@
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::parallel {
+
+namespace {
+
+/// The BLAS library LibTorch calls for batched and reverse-mode products keeps its own thread
+/// pool, one thread per core by default, which ranks sharing the cores oversubscribe. Found at
+/// run time, so that any BLAS (OpenBLAS, MKL, or none) links.
+void limit_blas_threads(int threads) {
+  for (const char* name : {"openblas_set_num_threads", "MKL_Set_Num_Threads"})
+    if (void* symbol = dlsym(RTLD_DEFAULT, name)) reinterpret_cast<void (*)(int)>(symbol)(threads);
+}
+
+}  // namespace
 
 Environment::Environment(int* argc, char*** argv) {
   // LibTorch's large temporaries would otherwise go back to the kernel every iteration and
@@ -27,6 +40,7 @@ Environment::Environment(int* argc, char*** argv) {
   int threads = 1;
   if (const char* env = std::getenv("TESSERA_THREADS")) threads = std::max(1, std::atoi(env));
   torch::set_num_threads(threads);
+  limit_blas_threads(threads);
 }
 
 Environment::~Environment() {

@@ -398,7 +398,10 @@ TEST_CASE("FBPINN output is the window-weighted sum of its subdomain networks") 
   net->to(torch::kFloat64);
   const auto x = points_in(o, 200);
   const auto w = net->windows(x);
-  // Subdomain j alone: the plain MLP of stream (seed, j) on the support's coordinates.
+  CHECK(net->forward(x).abs().max().item<double>() == 0.0);  // the output layers start at 0
+  // Subdomain j alone: the plain MLP of stream (seed, j) on the support's coordinates, whose
+  // output layer the FBPINN's takes over here.
+  auto output_layer = net->named_parameters()["weight2"];
   auto expected = torch::zeros({x.size(0), o.outputs}, torch::kFloat64);
   const auto lower = net->support_lower(), upper = net->support_upper();
   for (int64_t j = 0; j < net->subdomains(); ++j) {
@@ -416,6 +419,10 @@ TEST_CASE("FBPINN output is the window-weighted sum of its subdomain networks") 
     }
     Mlp plain(m);
     plain->to(torch::kFloat64);
+    {
+      torch::NoGradGuard no_grad;
+      output_layer[j].copy_(plain->weights().back());
+    }
     expected += w.select(1, j).unsqueeze(1) * plain->forward(x);
   }
   CHECK((net->forward(x) - expected).abs().max().item<double>() < 1e-12);
@@ -431,6 +438,11 @@ TEST_CASE("FBPINN output is smooth across the edges of the supports") {
   o.overlap = 0.5;
   Fbpinn net(o);
   net->to(torch::kFloat64);
+  {
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(5);
+    net->named_parameters()["weight2"].normal_();
+  }
   for (double edge : {0.75, 1.25}) {
     auto x =
         torch::tensor({{edge - 1e-4}, {edge}, {edge + 1e-4}}, torch::kFloat64).requires_grad_();

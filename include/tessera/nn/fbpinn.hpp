@@ -50,7 +50,9 @@ struct FbpinnOptions {
   /// the cell's width: the support of cell [a, b] is [a - overlap (b - a) / 2, b + overlap
   /// (b - a) / 2]. In (0, 1].
   double overlap = 0.5;
-  uint64_t seed = 1234;  ///< subdomain j's network is initialised from (seed, j, "init")
+  /// Subdomain j's hidden layers are initialised from (seed, j, "init"); every output layer
+  /// starts at zero, so u starts at 0.
+  uint64_t seed = 1234;
 };
 
 class FbpinnImpl : public Network {
