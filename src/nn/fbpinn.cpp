@@ -129,22 +129,40 @@ FbpinnImpl::Pairs FbpinnImpl::pairs(const torch::Tensor& x, std::size_t level) c
   const auto coordinates = x.detach();
   const int64_t first = level_first_[level];
   const auto pieces = options_.levels[level].pieces();
-  // Membership [n, cells of the level], built axis by axis with the first axis fastest. The
-  // supports of the cells along axis a are read from the level's first cells along it.
-  torch::Tensor member;
+  // Per axis, the cells whose support holds each point, as [n, most per point] candidate
+  // indices (ascending, true ones first) and whether each is one; then their combinations
+  // across axes with the first axis fastest. A point meets few supports per axis, so this never
+  // forms the [n, cells] membership of the whole level.
+  torch::Tensor cell, valid;
   int64_t stride = 1;
   for (int64_t a = 0; a < inputs; ++a) {
-    const auto along = torch::arange(pieces[a], index) * stride + first;
-    const auto lo = lower.index_select(0, along).select(1, a);
-    const auto hi = upper.index_select(0, along).select(1, a);
-    const auto c = coordinates.select(1, a).unsqueeze(1);
-    const auto inside =
-        pieces[a] > 1 ? (c > lo) & (c < hi) : torch::ones({n, 1}, index.dtype(torch::kBool));
-    member = a == 0 ? inside : (inside.unsqueeze(2) & member.unsqueeze(1)).reshape({n, -1});
+    torch::Tensor candidates, holds;
+    if (pieces[a] == 1) {
+      candidates = torch::zeros({n, 1}, index);
+      holds = torch::ones({n, 1}, index.dtype(torch::kBool));
+    } else {
+      const auto along = torch::arange(pieces[a], index) * stride + first;
+      const auto lo = lower.index_select(0, along).select(1, a);
+      const auto hi = upper.index_select(0, along).select(1, a);
+      const auto c = coordinates.select(1, a).unsqueeze(1);
+      const auto inside = (c > lo) & (c < hi);
+      const int64_t most = std::max<int64_t>(1, inside.sum(1).max().item<int64_t>());
+      candidates = torch::argsort(inside.logical_not().to(torch::kInt), /*stable=*/true, 1)
+                       .narrow(1, 0, most);
+      holds = inside.gather(1, candidates);
+    }
+    candidates = candidates * stride;
+    if (a == 0) {
+      cell = candidates, valid = holds;
+    } else {
+      cell = (candidates.unsqueeze(2) + cell.unsqueeze(1)).reshape({n, -1});
+      valid = (holds.unsqueeze(2) & valid.unsqueeze(1)).reshape({n, -1});
+    }
     stride *= pieces[a];
   }
-  const auto found = member.nonzero();  // sorted by point, then cell
-  const auto point = found.select(1, 0), subdomain = found.select(1, 1) + first;
+  const auto found = valid.nonzero();  // sorted by point, then by cell
+  const auto point = found.select(1, 0);
+  const auto subdomain = cell.index({point, found.select(1, 1)}) + first;
   const auto t = (x.index_select(0, point) - centres_.index_select(0, subdomain)) /
                  radii_.index_select(0, subdomain);
   const auto cut = windowed_.index_select(0, subdomain) > 0.5;

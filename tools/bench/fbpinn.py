@@ -11,7 +11,7 @@ three equal layers whose parameter count is closest to the FBPINN's (`one networ
 `xpinn`). Every run keeps the case's points, stages and seed; --iterations shortens every
 stage to N. Each runs as `mpiexec.mpich -n RANKS build/tessera run CASE --set ...` with one
 thread per rank; the table gives the final relative L2 error of every field, the trainable
-parameters (from the summary `tessera run` prints) and the training time (run.json wall_s).
+parameters of all subdomains (from the summary `tessera run` prints) and the training time (run.json wall_s).
 """
 import argparse
 import json
@@ -75,12 +75,16 @@ def run(args, label, overrides):
     if result.returncode != 0:
         sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
         sys.exit(f"{label}: tessera exited with {result.returncode}")
-    found = re.search(r"\], (\d+) trainable parameters", result.stdout)
+    found = re.search(r"\], (\d+) trainable parameters (per subdomain)?", result.stdout)
+    subdomains = re.search(r"decomposition: \w+, (\d+) subdomain\(s\)", result.stdout)
+    parameters = int(found.group(1)) if found else None
+    if parameters and found.group(2) and subdomains:
+        parameters *= int(subdomains.group(1))
     record = json.load(open(os.path.join(out, "run.json")))
     final = record.get("final", {})
     return {
         "label": label,
-        "parameters": int(found.group(1)) if found else None,
+        "parameters": parameters,
         "rel_l2": final.get("rel_l2", {}),
         "wall_s": record.get("wall_s", final.get("wall_s")),
     }
