@@ -146,7 +146,7 @@ FbpinnImpl::Pairs FbpinnImpl::pairs(const torch::Tensor& x, std::size_t level) c
       const auto hi = upper.index_select(0, along).select(1, a);
       const auto c = coordinates.select(1, a).unsqueeze(1);
       const auto inside = (c > lo) & (c < hi);
-      const int64_t most = std::max<int64_t>(1, inside.sum(1).max().item<int64_t>());
+      const int64_t most = n == 0 ? 1 : std::max<int64_t>(1, inside.sum(1).max().item<int64_t>());
       candidates = torch::argsort(inside.logical_not().to(torch::kInt), /*stable=*/true, 1)
                        .narrow(1, 0, most);
       holds = inside.gather(1, candidates);
@@ -155,8 +155,9 @@ FbpinnImpl::Pairs FbpinnImpl::pairs(const torch::Tensor& x, std::size_t level) c
     if (a == 0) {
       cell = candidates, valid = holds;
     } else {
-      cell = (candidates.unsqueeze(2) + cell.unsqueeze(1)).reshape({n, -1});
-      valid = (holds.unsqueeze(2) & valid.unsqueeze(1)).reshape({n, -1});
+      const int64_t combinations = candidates.size(1) * cell.size(1);
+      cell = (candidates.unsqueeze(2) + cell.unsqueeze(1)).reshape({n, combinations});
+      valid = (holds.unsqueeze(2) & valid.unsqueeze(1)).reshape({n, combinations});
     }
     stride *= pieces[a];
   }

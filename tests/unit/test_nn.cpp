@@ -389,6 +389,9 @@ TEST_CASE("FBPINN windows form a partition of unity on every level") {
   // A point in the middle of a cell, beyond its neighbours' reach, has that cell's window only.
   const auto centre = torch::tensor({{0.5, -0.5}}, torch::kFloat64);
   CHECK(net->windows(centre)[0][0].item<double>() == doctest::Approx(1.0));
+  // No points (an empty slice of a sample): no pairs, an empty output.
+  const auto none = torch::zeros({0, o.inputs}, torch::kFloat64);
+  CHECK(net->forward(none).sizes() == torch::IntArrayRef({0, o.outputs}));
 }
 
 TEST_CASE("FBPINN output is the window-weighted sum of its subdomain networks") {
