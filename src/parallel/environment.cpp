@@ -13,17 +13,15 @@
 
 namespace tessera::parallel {
 
-namespace {
-
-/// The BLAS library LibTorch calls for batched and reverse-mode products keeps its own thread
-/// pool, one thread per core by default, which ranks sharing the cores oversubscribe. Found at
-/// run time, so that any BLAS (OpenBLAS, MKL, or none) links.
-void limit_blas_threads(int threads) {
+bool limit_blas_threads(int threads) {
+  bool found = false;
   for (const char* name : {"openblas_set_num_threads", "MKL_Set_Num_Threads"})
-    if (void* symbol = dlsym(RTLD_DEFAULT, name)) reinterpret_cast<void (*)(int)>(symbol)(threads);
+    if (void* symbol = dlsym(RTLD_DEFAULT, name)) {
+      reinterpret_cast<void (*)(int)>(symbol)(threads);
+      found = true;
+    }
+  return found;
 }
-
-}  // namespace
 
 Environment::Environment(int* argc, char*** argv) {
   // LibTorch's large temporaries would otherwise go back to the kernel every iteration and

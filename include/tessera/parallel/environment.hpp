@@ -9,10 +9,15 @@
 
 namespace tessera::parallel {
 
+/// Gives the BLAS library that LibTorch calls (OpenBLAS or MKL, found at run time; nothing for
+/// another) `threads` threads instead of its default of one per core, which ranks sharing the
+/// cores would oversubscribe. Returns whether a library took the setting.
+bool limit_blas_threads(int threads);
+
 /// RAII: initialises MPI (also for one rank) and finalises it at scope exit. Also applies the
-/// per-process settings: malloc thresholds and one intra-op thread per rank unless
-/// TESSERA_THREADS says otherwise (docs/benchmarks.md, "Malloc thresholds" and "One intra-op
-/// thread per rank"). Create exactly one, first thing in main.
+/// per-process settings: malloc thresholds and one intra-op thread per rank (LibTorch's and
+/// the BLAS library's) unless TESSERA_THREADS says otherwise (docs/benchmarks.md, "Malloc
+/// thresholds" and "One intra-op thread per rank"). Create exactly one, first thing in main.
 class Environment {
  public:
   Environment(int* argc, char*** argv);
