@@ -9,7 +9,6 @@ The case has 30 cells on [-2 pi, 2 pi] with overlap 0.5 and one coarse level: ev
 in one or two fine supports and in the coarse one, so 2 <= supports <= 3, and the cells increase
 along x from 0 to 29.
 """
-import argparse
 import glob
 import os
 import re
@@ -19,14 +18,11 @@ import sys
 
 import h5py
 import numpy as np
+from checkpoint_samples import case_arguments, report  # same folder: the shared arguments
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tessera", required=True)
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+    args = case_arguments()
     shutil.rmtree(args.out, ignore_errors=True)
     command = [args.tessera, "partition", args.case, "--ranks", "2"]
     command += ["--set", f"output.directory={args.out}", "--set", 'output.grid={"x":301}']
@@ -55,9 +51,7 @@ def main():
         failures.append(f"supports range {supports.min()}..{supports.max()}, expected 2..3")
     if cells.min() != 0 or cells.max() != 29 or np.any(np.diff(cells) < 0):
         failures.append("the finest cells do not run from 0 to 29 along x")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return report(failures)
 
 
 if __name__ == "__main__":

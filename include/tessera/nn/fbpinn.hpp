@@ -13,9 +13,10 @@
 /// construction: there are no interface terms.
 ///
 /// All subdomain networks share one architecture, so their parameters are stacked ([J, out, in]
-/// per layer) and evaluated together: the points of every subdomain's support are gathered into
-/// one padded batch and each layer is one batched product. Each point only meets the networks
-/// whose support holds it. Each level is one batch (its cells are alike, so little padding).
+/// per layer) and evaluated together: level by level, the points of every subdomain's support
+/// are gathered into one padded batch (the cells of a level are alike, so the padding is small)
+/// and each layer is one batched product. Each point only meets the networks whose support
+/// holds it.
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
