@@ -21,31 +21,7 @@ import subprocess
 import sys
 
 from one_thread import ENV, ROOT
-
-
-def strip_comments(text):
-    """The case's JSON without // comments (outside strings)."""
-    out, in_string, i = [], False, 0
-    while i < len(text):
-        c = text[i]
-        if in_string:
-            out.append(c)
-            if c == "\\":
-                out.append(text[i + 1])
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-            out.append(c)
-        elif text.startswith("//", i):
-            while i < len(text) and text[i] != "\n":
-                i += 1
-            continue
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
+from validation import load_case  # same folder: case files with comments
 
 
 def parameters_of(widths, inputs, outputs):
@@ -99,7 +75,7 @@ def main():
     parser.add_argument("--out-dir", default=os.path.join(ROOT, "results/bench_fbpinn"))
     args = parser.parse_args()
     args.case = os.path.abspath(args.case)
-    case = json.loads(strip_comments(open(args.case).read()))
+    case = load_case(args.case)
     decomposition = case.get("decomposition", {})
     if decomposition.get("method") != "fbpinn":
         sys.exit(f'{args.case}: expected a case with "method": "fbpinn"')
