@@ -54,7 +54,7 @@ void read_fbpinn(const JsonNode& node, Case& c) {
       overlap.fail("expected a fraction of the cell width in (0, 1], got " + overlap.describe());
   }
   if (const JsonNode levels = node["levels"]; levels.present()) {
-    for (const auto& level : levels.elements(1, "level")) {
+    for (const auto& level : levels.elements(0, "level")) {
       std::map<std::string, int> pieces;
       for (const auto& [axis, count] : level.members()) {
         check_axis_name(count, axis, c);

@@ -479,6 +479,8 @@ TEST_CASE("fbpinn: overlap and levels are read; what it cannot honour is refused
   CHECK(c.network.hidden == std::vector<int64_t>{16, 16});  // small subdomain networks
   doc["network"] = json::parse(R"({"hidden": [32]})");
   CHECK(io::case_from_json(doc, "p.json").network.hidden == std::vector<int64_t>{32});
+  doc["decomposition"]["levels"] = json::array();  // the documented default: no coarse level
+  CHECK(io::case_from_json(doc, "p.json").decomposition.levels.empty());
 
   const auto refused = [&](const char* decomposition, const std::string& start,
                            const char* network = nullptr) {
