@@ -112,8 +112,10 @@ namespace {
 
 // "taylor": the forward engine, "autograd": the reverse engine, "auto": forward wherever it
 // applies (orders <= 2), else reverse. Which partials a group asks for is known only when it
-// asks, so the choice (and the error for "taylor") is made per call.
-physics::DerivativeEngine derivative_engine(const io::Case& c, const nn::Mlp& network) {
+// asks, so the choice (and the error for "taylor") is made per call. `Network` is nn::Mlp or
+// nn::Fbpinn.
+template <typename Network>
+physics::DerivativeEngine derivative_engine(const io::Case& c, const Network& network) {
   const io::DerivativeChoice choice = c.training.derivatives;
   if (choice == io::DerivativeChoice::autograd) return autodiff::reverse_partials;
   const std::string file = c.file;
@@ -179,13 +181,12 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   auto model = std::make_unique<train::SubdomainModel>();
   model->id = id;
   if (d.method == io::DecompositionMethod::fbpinn) {
-    // The windowed sum is differentiated by autograd (the Taylor engine serves single MLPs).
-    auto network = nn::Fbpinn(fbpinn_options(c, p, d)).ptr();
+    nn::Fbpinn network(fbpinn_options(c, p, d));
     network->to(p.device, p.dtype);
-    model->network = network;
+    model->network = network.ptr();
     model->fields = std::make_unique<physics::FieldEvaluator>(
-        [network](const torch::Tensor& x) { return network->forward(x); },
-        autodiff::reverse_partials, std::move(parameters));
+        [network](const torch::Tensor& x) mutable { return network->forward(x); },
+        derivative_engine(c, network), std::move(parameters));
   } else {
     nn::Mlp network(network_options(c, p, id, region->bounding_box()));
     network->to(p.device, p.dtype);

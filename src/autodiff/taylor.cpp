@@ -154,16 +154,25 @@ torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
   return taylor::network_streams_per_layer(features, weights, biases, activation, layout);
 }
 
+// Every partial of order <= 2 whose output and axes exist.
+bool within_reach(int64_t inputs, int64_t outputs, const std::set<Partial>& requested) {
+  for (const auto& p : requested) {
+    if (p.output < 0 || p.output >= outputs || p.order() > 2) return false;
+    if (p.laplacian && p.wrt.empty()) return false;
+    for (int axis : p.wrt)
+      if (axis < 0 || axis >= inputs) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& requested) {
-  for (const auto& p : requested) {
-    if (p.output < 0 || p.output >= options.outputs || p.order() > 2) return false;
-    if (p.laplacian && p.wrt.empty()) return false;
-    for (int axis : p.wrt)
-      if (axis < 0 || axis >= options.inputs) return false;
-  }
-  return true;
+  return within_reach(options.inputs, options.outputs, requested);
+}
+
+bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& requested) {
+  return within_reach(options.inputs, options.outputs, requested);
 }
 
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
@@ -178,19 +187,7 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
   if (!create_graph) no_graph.emplace();
   const auto layout = taylor::stream_layout(requested);
   const auto out = propagate(network, x.detach(), layout, path);
-  Partials result;
-  for (const auto& p : requested) {
-    if (p.wrt.empty()) {
-      result[p] = out.select(0, 0).select(1, p.output);
-      continue;
-    }
-    const int64_t stream = p.laplacian         ? layout.laplacian_stream(p.wrt)
-                           : p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
-                                               : layout.second_stream(p.wrt[0], p.wrt[1]);
-    TESSERA_ASSERT(stream >= 0, "forward engine: no stream holds a requested partial");
-    result[p] = out.select(0, stream).select(1, p.output);
-  }
-  return result;
+  return taylor::partials_from_streams(out, layout, requested);
 }
 
 }  // namespace tessera::autodiff

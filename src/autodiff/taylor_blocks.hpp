@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 #include <torch/types.h>
 
@@ -27,11 +28,30 @@ int64_t block_points(int64_t streams) {
   return std::max<int64_t>((wanted + lanes<T>() / 2) / lanes<T>(), 1) * lanes<T>();
 }
 
-// How the points are cut into blocks.
+// Points per block for a tensor of `dtype` (float32 or float64) with `streams` streams.
+inline int64_t block_points(torch::ScalarType dtype, int64_t streams) {
+  return dtype == torch::kFloat64 ? block_points<double>(streams) : block_points<float>(streams);
+}
+
+// How the points are cut into blocks. With groups (networks stacked along the rows, each on
+// its own consecutive rows), every group's rows are whole blocks: `group_first` holds the first
+// block of every group, then the block count; without, it is empty (one group).
 struct Blocks {
   int64_t streams = 0, points = 0, size = 0;
+  std::vector<int64_t> group_first;
   int64_t count() const { return (points + size - 1) / size; }
   int64_t padded() const { return count() * size; }
+  int64_t groups() const {
+    return group_first.empty() ? 1 : static_cast<int64_t>(group_first.size()) - 1;
+  }
+  int64_t first_block(int64_t group) const {
+    return group_first.empty() ? (group == 0 ? 0 : count()) : group_first[group];
+  }
+  int64_t group_of(int64_t block) const {
+    if (group_first.empty()) return 0;
+    return std::upper_bound(group_first.begin(), group_first.end() - 1, block) -
+           group_first.begin() - 1;
+  }
 };
 
 // Calls copy(p, at) for every point: p its row in a [K, n, w] stream, `at` where its w

@@ -37,12 +37,16 @@ using detail::unwritten;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// One layer's parameters as the kernels read them: W [out, in] and b [out], contiguous.
+// One layer's parameters as the kernels read them: W [out, in] and b [out], contiguous; with
+// groups, one W and b per group back to back ([G, out, in], [G, out]).
 template <typename T>
 struct Layer {
   int64_t in = 0, out = 0;
   const T* weight = nullptr;
   const T* bias = nullptr;
+
+  // The parameters of group g.
+  Layer at(int64_t group) const { return {in, out, weight + group * out * in, bias + group * out}; }
 };
 
 // The layers over contiguous copies of the parameters [W_0, b_0, W_1, b_1, ...].
@@ -54,7 +58,7 @@ struct Network {
   explicit Network(at::TensorList parameters) {
     for (const auto& p : parameters) kept.push_back(p.detach().contiguous());
     for (std::size_t k = 0; k + 1 < kept.size(); k += 2)
-      layers.push_back({kept[k].size(1), kept[k].size(0), kept[k].template data_ptr<T>(),
+      layers.push_back({kept[k].size(-1), kept[k].size(-2), kept[k].template data_ptr<T>(),
                         kept[k + 1].template data_ptr<T>()});
   }
 };
@@ -183,7 +187,7 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
     Scratch<T> scratch(4, scratch_size(layers, blocks));
     T *value_pre = scratch[2], *unsaved_pre = scratch[3];
     for (int64_t block = first; block < last; ++block) {
-      const int64_t b0 = block * size;
+      const int64_t b0 = block * size, group = blocks.group_of(block);
       auto h = contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * layers[0].in,
                                     P * layers[0].in);
       for (std::size_t l = 0; l < hidden; ++l) {
@@ -193,13 +197,13 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
           z = saved_pre<T>(saved, blocks, l, b0, w);
           z.value = value_pre;
         }
-        layer_products(layers[l], blocks, h, z);
+        layer_products(layers[l].at(group), blocks, h, z);
         block_primitives<T>(activation, z.value, saved.primitives[l], b0 * w, size * w);
         h = layer_output<T>(activation, shape, blocks, as_const(z), saved.primitives[l], b0, w,
                             scratch[static_cast<int>(l % 2)]);
       }
       const int64_t w = layers[hidden].out;
-      layer_products(layers[hidden], blocks, h,
+      layer_products(layers[hidden].at(group), blocks, h,
                      contiguous(out.template data_ptr<T>() + b0 * w, P * w));
     }
   });
@@ -223,7 +227,7 @@ struct GradientLayout {
 
 // Blocks per chunk of the backward. Each chunk sums its parameter gradients per lane (see
 // gemm_lanes), folds the lanes once at its end, and the chunks are added in order: the result
-// does not depend on how chunks were spread over threads.
+// does not depend on how chunks were spread over threads. A chunk holds blocks of one group.
 constexpr int64_t blocks_per_chunk = 8;
 
 // The sum of one entry's lanes, halves added pairwise: the order is fixed, so vectorising it
@@ -240,7 +244,8 @@ T sum_lanes(const T* lane) {
   return half[0];
 }
 
-// The parameter gradients [W_0, b_0, W_1, b_1, ...] from the blocked output gradient.
+// The parameter gradients [W_0, b_0, W_1, b_1, ...] from the blocked output gradient, each
+// [G, ...] with groups (as the parameters).
 template <typename T>
 std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
                                          nn::Activation activation,
@@ -251,7 +256,17 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   const int64_t vectors = size / L;
   const std::size_t hidden = layers.size() - 1;
   const GradientLayout layout(layers);
-  const int64_t chunks = (blocks.count() + blocks_per_chunk - 1) / blocks_per_chunk;
+  // Every group's blocks in chunks of at most blocks_per_chunk: (group, first block, end).
+  struct Chunk {
+    int64_t group, start, end;
+  };
+  std::vector<Chunk> chunk_list;
+  for (int64_t group = 0; group < blocks.groups(); ++group)
+    for (int64_t start = blocks.first_block(group); start < blocks.first_block(group + 1);
+         start += blocks_per_chunk)
+      chunk_list.push_back(
+          {group, start, std::min(blocks.first_block(group + 1), start + blocks_per_chunk)});
+  const auto chunks = static_cast<int64_t>(chunk_list.size());
   auto partial = unwritten({chunks, layout.size}, options);
   const std::vector<T> ones(static_cast<std::size_t>(size), T(1));  // a bias gradient is g_0 . 1
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
@@ -262,9 +277,9 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
     // Written by each chunk's first block (accumulate = false), so never read uninitialised.
     const auto by_lane = uninitialised<T>(layout.size * L);
     for (int64_t chunk = first; chunk < last; ++chunk) {
-      const int64_t chunk_end = std::min(blocks.count(), (chunk + 1) * blocks_per_chunk);
-      for (int64_t block = chunk * blocks_per_chunk; block < chunk_end; ++block) {
-        const bool accumulate = block > chunk * blocks_per_chunk;
+      const auto [group, chunk_start, chunk_end] = chunk_list[static_cast<std::size_t>(chunk)];
+      for (int64_t block = chunk_start; block < chunk_end; ++block) {
+        const bool accumulate = block > chunk_start;
         const int64_t b0 = block * size;
         const auto features = contiguous<const T*>(
             saved.features.template data_ptr<T>() + b0 * layers[0].in, P * layers[0].in);
@@ -277,10 +292,10 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
                      : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
         };
         if (hidden > 0 && !saved.pre[0].defined())
-          layer_products(layers[0], blocks, features,
+          layer_products(layers[0].at(group), blocks, features,
                          contiguous(unsaved_pre, size * layers[0].out));
         for (std::size_t l = layers.size(); l-- > 0;) {
-          const Layer<T>& layer = layers[l];
+          const Layer<T> layer = layers[l].at(group);
           const int64_t w = layer.out, in = layer.in;
           auto gz = contiguous<const T*>(grad_out.template data_ptr<T>() + b0 * w, P * w);
           if (l < hidden) {
@@ -309,33 +324,46 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
       for (int64_t j = 0; j < layout.size; ++j) sums[j] = sum_lanes(by_lane.get() + j * L);
     }
   });
-  auto total = torch::zeros({layout.size}, options);
-  T* sum = total.template data_ptr<T>();
+  auto total = torch::zeros({blocks.groups(), layout.size}, options);
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    T* sum = total.template data_ptr<T>() +
+             chunk_list[static_cast<std::size_t>(chunk)].group * layout.size;
     const T* part = partial.template data_ptr<T>() + chunk * layout.size;
     for (int64_t j = 0; j < layout.size; ++j) sum[j] += part[j];
   }
   std::vector<torch::Tensor> grads;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const Layer<T>& layer = layers[l];
-    grads.push_back(
-        total.narrow(0, layout.weight[l], layer.out * layer.in).view({layer.out, layer.in}));
-    grads.push_back(total.narrow(0, layout.bias[l], layer.out));
+    grads.push_back(total.narrow(1, layout.weight[l], layer.out * layer.in));
+    grads.push_back(total.narrow(1, layout.bias[l], layer.out));
   }
   return grads;
 }
 
-Blocks blocks_of(const torch::Tensor& features, int64_t points) {
-  return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_blocks", [&] {
-    return Blocks{features.size(0), points, detail::block_points<scalar_t>(features.size(0))};
-  });
+// The blocks of `points` rows; `group_rows` (empty: one group) the rows of every group, each a
+// whole number of blocks.
+Blocks blocks_of(const torch::Tensor& features, int64_t points,
+                 const std::vector<int64_t>& group_rows) {
+  Blocks blocks{
+      features.size(0), points, detail::block_points(features.scalar_type(), features.size(0)), {}};
+  if (group_rows.empty()) return blocks;
+  blocks.group_first.push_back(0);
+  for (int64_t rows : group_rows) {
+    TESSERA_ASSERT(
+        rows >= 0 && rows % blocks.size == 0,
+        "network_streams_cpu: every group needs whole blocks of " << blocks.size << " rows");
+    blocks.group_first.push_back(blocks.group_first.back() + rows / blocks.size);
+  }
+  TESSERA_ASSERT(blocks.group_first.back() * blocks.size == points,
+                 "network_streams_cpu: the groups' rows must add up to the features' rows");
+  return blocks;
 }
 
 // The output streams [K, n, out], filling `saved` for the backward.
 torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters,
-                          nn::Activation activation, const detail::StreamShape& shape,
-                          Activations& saved) {
-  const Blocks blocks = blocks_of(features, features.size(1));
+                          const std::vector<int64_t>& group_rows, nn::Activation activation,
+                          const detail::StreamShape& shape, Activations& saved) {
+  const Blocks blocks = blocks_of(features, features.size(1), group_rows);
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
     const Network<scalar_t> network(parameters);
     saved.features = to_blocks<scalar_t>(features, blocks);
@@ -350,11 +378,12 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
-                               at::TensorList parameters, int64_t activation,
-                               std::vector<int64_t> shape_code) {
+                               at::TensorList parameters, std::vector<int64_t> group_rows,
+                               int64_t activation, std::vector<int64_t> shape_code) {
     Activations saved;
-    const auto out = run_forward(features, parameters, static_cast<nn::Activation>(activation),
-                                 detail::decode(shape_code), saved);
+    const auto out =
+        run_forward(features, parameters, group_rows, static_cast<nn::Activation>(activation),
+                    detail::decode(shape_code), saved);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
     keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
@@ -366,6 +395,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->saved_data["shape"] = shape_code;
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
     ctx->saved_data["points"] = features.size(1);
+    ctx->saved_data["group_rows"] = group_rows;
     return out;
   }
 
@@ -391,7 +421,8 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
       next += primitives;
     }
     const auto& input = saved.features;
-    const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt());
+    const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt(),
+                                    ctx->saved_data["group_rows"].toIntVector());
     auto parameter_grads =
         AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
           const Network<scalar_t> network(parameters);
@@ -400,8 +431,9 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
                                          grad_out);
         });
     variable_list result{torch::Tensor()};
-    result.insert(result.end(), parameter_grads.begin(), parameter_grads.end());
-    result.resize(result.size() + 2);  // activation, shape
+    for (std::size_t k = 0; k < parameter_grads.size(); ++k)
+      result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
+    result.resize(result.size() + 3);  // group rows, activation, shape
     return result;
   }
 };
@@ -412,14 +444,30 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,
                                   nn::Activation activation, const StreamLayout& layout) {
+  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {});
+}
+
+int64_t cpu_block_points(torch::ScalarType dtype, int64_t streams) {
+  return detail::block_points(dtype, streams);
+}
+
+torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
+                                          const std::vector<torch::Tensor>& weights,
+                                          const std::vector<torch::Tensor>& biases,
+                                          nn::Activation activation, const StreamLayout& layout,
+                                          const std::vector<int64_t>& group_rows) {
   TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
                  "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
                                                            << features.sizes());
   TESSERA_ASSERT(detail::cpu_kernel_applies(features),
                  "network_streams_cpu: CPU float32/float64 only");
+  const auto groups = std::max<int64_t>(1, static_cast<int64_t>(group_rows.size()));
   std::vector<torch::Tensor> parameters;
   bool needs_graph = false;
   for (std::size_t l = 0; l < weights.size(); ++l) {
+    TESSERA_ASSERT(weights[l].numel() == groups * weights[l].size(-1) * weights[l].size(-2) &&
+                       biases[l].numel() == groups * weights[l].size(-2),
+                   "network_streams_cpu: one weight matrix and bias per group");
     parameters.push_back(weights[l]);
     parameters.push_back(biases[l]);
     needs_graph = needs_graph || weights[l].requires_grad() || biases[l].requires_grad();
@@ -427,11 +475,11 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
   const auto input = features.detach().contiguous();
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)
-    return NetworkStreams::apply(input, at::TensorList(parameters),
+    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows,
                                  static_cast<int64_t>(activation), detail::encode(shape));
   torch::NoGradGuard no_grad;
   Activations saved;
-  return run_forward(input, parameters, activation, shape, saved);
+  return run_forward(input, parameters, group_rows, activation, shape, saved);
 }
 
 }  // namespace tessera::autodiff::taylor

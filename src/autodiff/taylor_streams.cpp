@@ -248,6 +248,23 @@ torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& p
                          detail::shape_of(layout), fused);
 }
 
+Partials partials_from_streams(const torch::Tensor& out, const StreamLayout& layout,
+                               const std::set<Partial>& requested) {
+  Partials result;
+  for (const auto& p : requested) {
+    if (p.wrt.empty()) {
+      result[p] = out.select(0, 0).select(1, p.output);
+      continue;
+    }
+    const int64_t stream = p.laplacian         ? layout.laplacian_stream(p.wrt)
+                           : p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
+                                               : layout.second_stream(p.wrt[0], p.wrt[1]);
+    TESSERA_ASSERT(stream >= 0, "forward engine: no stream holds a requested partial");
+    result[p] = out.select(0, stream).select(1, p.output);
+  }
+  return result;
+}
+
 torch::Tensor linear_streams(const torch::Tensor& h, const torch::Tensor& weight) {
   const int64_t streams = h.size(0), n = h.size(1);
   return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t())

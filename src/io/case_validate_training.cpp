@@ -230,10 +230,6 @@ void read_training(const JsonNode& root, Case& c) {
     t.time_limit = limit.number(Range::positive);
   if (const JsonNode batch = node["batch"]; batch.present()) read_batch(batch, t.batch);
   const bool fbpinn = c.decomposition.method == DecompositionMethod::fbpinn;
-  if (fbpinn && t.derivatives == DerivativeChoice::taylor)
-    node["derivatives"].fail(
-        "the forward Taylor engine serves single networks; the windowed sum of \"fbpinn\" takes "
-        "its derivatives by autograd: use \"auto\" or \"autograd\"");
   for (std::size_t k = 0; k < t.stages.size(); ++k)
     if (fbpinn && t.stages[k].precision == Precision::bf16)
       stages.elements()[k]["precision"].fail(

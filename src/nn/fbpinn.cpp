@@ -22,23 +22,6 @@ int64_t WindowGrid::cells() const {
 
 namespace {
 
-/// Rows of `values` [P, k] added up per point, for pairs sorted by `point` [P]: [n, k]. Each
-/// point's rows are placed side by side and summed in their order, so the result does not
-/// depend on how the sum is scheduled (unlike a scatter-add).
-torch::Tensor sum_by_point(const torch::Tensor& values, const torch::Tensor& point, int64_t n) {
-  const int64_t pairs = values.size(0), width = values.size(1);
-  if (pairs == 0) return torch::zeros({n, width}, values.options());
-  const auto counts = torch::bincount(point, {}, n);
-  const auto starts = counts.cumsum(0) - counts;
-  const int64_t per_point = counts.max().item<int64_t>();
-  const auto slot = torch::arange(pairs, point.options()) - starts.index_select(0, point);
-  const auto flat = (point * per_point + slot).unsqueeze(1).expand({pairs, width});
-  return torch::zeros({n * per_point, width}, values.options())
-      .scatter(0, flat, values)
-      .view({n, per_point, width})
-      .sum(1);
-}
-
 /// ((1 + cos(pi t)) / 2)^2: 1 at the support's centre, 0 with its first three derivatives at
 /// |t| = 1.
 torch::Tensor bump(const torch::Tensor& t) {
@@ -122,12 +105,22 @@ void FbpinnImpl::set_bf16_products(bool on) {
   TESSERA_ASSERT(!on, "bfloat16 products were asked of an FBPINN");
 }
 
-FbpinnImpl::Pairs FbpinnImpl::pairs(const torch::Tensor& x, std::size_t level) const {
-  const int64_t n = x.size(0), inputs = options_.inputs;
-  const auto index = torch::TensorOptions().dtype(torch::kLong).device(x.device());
-  const auto lower = support_lower().to(x.options()), upper = support_upper().to(x.options());
-  const auto coordinates = x.detach();
-  const int64_t first = level_first_[level];
+torch::Tensor FbpinnImpl::sum_by_point(const LevelPlan& plan, const torch::Tensor& values,
+                                       int64_t n, int64_t dim) {
+  auto shape = values.sizes().vec();
+  shape[static_cast<std::size_t>(dim)] = n * plan.per_point;
+  auto table = torch::zeros(shape, values.options()).index_copy(dim, plan.place, values);
+  shape[static_cast<std::size_t>(dim)] = n;
+  shape.insert(shape.begin() + dim + 1, plan.per_point);
+  return table.view(shape).sum(dim + 1);
+}
+
+LevelPlan FbpinnImpl::plan_level(const torch::Tensor& coordinates, std::size_t level) const {
+  const int64_t n = coordinates.size(0), inputs = options_.inputs;
+  const auto index = torch::TensorOptions().dtype(torch::kLong).device(coordinates.device());
+  const auto lower = support_lower().to(coordinates.options());
+  const auto upper = support_upper().to(coordinates.options());
+  const int64_t first = level_first_[level], count = level_first_[level + 1] - first;
   const auto pieces = options_.levels[level].pieces();
   // Per axis, the cells whose support holds each point, as [n, most per point] candidate
   // indices (ascending, true ones first) and whether each is one; then their combinations
@@ -161,65 +154,153 @@ FbpinnImpl::Pairs FbpinnImpl::pairs(const torch::Tensor& x, std::size_t level) c
     }
     stride *= pieces[a];
   }
+  LevelPlan plan;
   const auto found = valid.nonzero();  // sorted by point, then by cell
-  const auto point = found.select(1, 0);
-  const auto subdomain = cell.index({point, found.select(1, 1)}) + first;
-  const auto t = (x.index_select(0, point) - centres_.index_select(0, subdomain)) /
-                 radii_.index_select(0, subdomain);
-  const auto cut = windowed_.index_select(0, subdomain) > 0.5;
+  plan.point = found.select(1, 0);
+  const auto local = cell.index({plan.point, found.select(1, 1)});
+  plan.subdomain = local + first;
+  const int64_t pairs = plan.point.size(0);
+  const auto order = torch::arange(pairs, index);
+  if (pairs == 0) {
+    plan.row = plan.place = order;
+    plan_windows(coordinates, plan);
+    return plan;
+  }
+  // A point's k-th pair goes to column k of its row in the sum table.
+  const auto per_point = torch::bincount(plan.point, {}, n);
+  plan.per_point = per_point.max().item<int64_t>();
+  plan.place = plan.point * plan.per_point + order -
+               (per_point.cumsum(0) - per_point).index_select(0, plan.point);
+  // A subdomain's k-th pair (by point) goes to row k of its block in the padded batch.
+  const auto per_subdomain = torch::bincount(local, {}, count);
+  plan.rows = per_subdomain.max().item<int64_t>();
+  const auto by_subdomain = torch::argsort(local * n + plan.point);
+  const auto sorted = local.index_select(0, by_subdomain);
+  const auto rank_in_subdomain =
+      order - (per_subdomain.cumsum(0) - per_subdomain).index_select(0, sorted);
+  plan.row =
+      torch::empty_like(order).index_copy_(0, by_subdomain, sorted * plan.rows + rank_in_subdomain);
+  plan_windows(coordinates, plan);
+  return plan;
+}
+
+void FbpinnImpl::plan_windows(const torch::Tensor& coordinates, LevelPlan& plan) const {
+  const int64_t n = coordinates.size(0), inputs = options_.inputs, pairs = plan.pairs();
+  const auto options = coordinates.options();
+  const auto r = radii_.index_select(0, plan.subdomain).to(options);
+  const auto t = (coordinates.index_select(0, plan.point) -
+                  centres_.index_select(0, plan.subdomain).to(options)) /
+                 r;
+  const auto cut = windowed_.index_select(0, plan.subdomain) > 0.5;
+  // Per axis the factor b(t) = ((1 + cos(pi t)) / 2)^2 and its derivatives in x (1, 0, 0 on
+  // an uncut axis).
+  const auto c = torch::cos(M_PI * t), s = torch::sin(M_PI * t);
+  const auto zero = torch::zeros_like(t);
+  const auto f = torch::where(cut, bump(t), torch::ones_like(t));
+  const auto df = torch::where(cut, -(M_PI / 2) * (1 + c) * s / r, zero);
+  const auto d2f = torch::where(cut, (M_PI * M_PI / 2) * (s * s - (1 + c) * c) / (r * r), zero);
+  // The product over the axes, by the product rule one factor at a time: value v, gradient g,
+  // Hessian h.
+  auto v = torch::ones({pairs}, options);
+  auto g = torch::zeros({pairs, inputs}, options);
+  auto h = torch::zeros({pairs, inputs, inputs}, options);
+  for (int64_t a = 0; a < inputs; ++a) {
+    const auto fa = f.select(1, a), dfa = df.select(1, a);
+    auto ga = torch::zeros({pairs, inputs}, options);
+    ga.select(1, a).copy_(dfa);
+    h = h * fa.view({-1, 1, 1}) + g.unsqueeze(2) * ga.unsqueeze(1) +
+        ga.unsqueeze(2) * g.unsqueeze(1);
+    h.select(1, a).select(1, a).add_(v * d2f.select(1, a));
+    g = g * fa.unsqueeze(1) + v.unsqueeze(1) * ga;
+    v = v * fa;
+  }
+  // Normalised by the level's sum S at the point: w = v / S, so (from v = w S)
+  //   grad w = (grad v - w grad S) / S,
+  //   hess w = (hess v - grad w grad S^T - grad S grad w^T - w hess S) / S.
+  const auto packed = torch::cat({v.unsqueeze(1), g, h.view({pairs, inputs * inputs})}, 1);
+  const auto total = sum_by_point(plan, packed, n).index_select(0, plan.point);
+  const auto sum = total.select(1, 0), sum_gradient = total.narrow(1, 1, inputs);
+  const auto sum_hessian =
+      total.narrow(1, 1 + inputs, inputs * inputs).view({pairs, inputs, inputs});
+  plan.window = v / sum;
+  plan.window_gradient = (g - plan.window.unsqueeze(1) * sum_gradient) / sum.unsqueeze(1);
+  plan.window_hessian = (h - plan.window_gradient.unsqueeze(2) * sum_gradient.unsqueeze(1) -
+                         sum_gradient.unsqueeze(2) * plan.window_gradient.unsqueeze(1) -
+                         plan.window.view({-1, 1, 1}) * sum_hessian) /
+                        sum.view({-1, 1, 1});
+}
+
+std::vector<LevelPlan> FbpinnImpl::plans(const torch::Tensor& x) const {
+  const auto coordinates = x.detach();
+  for (auto entry = recent_plans_.begin(); entry != recent_plans_.end(); ++entry) {
+    const auto& seen = entry->first;
+    if (seen.sizes() == coordinates.sizes() && seen.dtype() == coordinates.dtype() &&
+        seen.device() == coordinates.device() && torch::equal(seen, coordinates)) {
+      auto found = *entry;
+      recent_plans_.erase(entry);
+      recent_plans_.push_front(found);
+      return found.second;
+    }
+  }
+  std::vector<LevelPlan> levels;
+  for (std::size_t level = 0; level < options_.levels.size(); ++level)
+    levels.push_back(plan_level(coordinates, level));
+  // A step evaluates a few point sets (equations, conditions, observations), each the same
+  // until the next redraw.
+  constexpr std::size_t kept = 8;
+  recent_plans_.emplace_front(coordinates.clone(), levels);
+  if (recent_plans_.size() > kept) recent_plans_.pop_back();
+  return levels;
+}
+
+std::pair<torch::Tensor, torch::Tensor> FbpinnImpl::local_and_window(const torch::Tensor& x,
+                                                                     const LevelPlan& plan) const {
+  const auto t = (x.index_select(0, plan.point) - centres_.index_select(0, plan.subdomain)) /
+                 radii_.index_select(0, plan.subdomain);
+  const auto cut = windowed_.index_select(0, plan.subdomain) > 0.5;
   const auto raw = torch::where(cut, bump(t), torch::ones_like(t)).prod(1);
   // Normalised per level: the level's windows sum to 1 at every point they cover.
-  const auto total = sum_by_point(raw.unsqueeze(1), point, n).squeeze(1);
-  return {point, subdomain, raw / total.index_select(0, point), t};
+  const auto total = sum_by_point(plan, raw.unsqueeze(1), x.size(0)).squeeze(1);
+  return {t, raw / total.index_select(0, plan.point)};
 }
 
 torch::Tensor FbpinnImpl::windows(const torch::Tensor& x) const {
   const int64_t n = x.size(0), count = subdomains();
   auto dense = torch::zeros({n * count}, x.options());
-  for (std::size_t level = 0; level < options_.levels.size(); ++level) {
-    const auto p = pairs(x, level);
-    dense = dense.index_put({p.point * count + p.subdomain}, p.window);
-  }
+  const auto levels = plans(x);
+  for (const auto& plan : levels)
+    dense =
+        dense.index_put({plan.point * count + plan.subdomain}, local_and_window(x, plan).second);
   return dense.view({n, count});
 }
 
-torch::Tensor FbpinnImpl::level_output(const Pairs& p, std::size_t level, int64_t n) const {
-  const int64_t found = p.point.size(0), inputs = options_.inputs;
+torch::Tensor FbpinnImpl::level_output(const torch::Tensor& x, const LevelPlan& plan,
+                                       std::size_t level) const {
+  const int64_t n = x.size(0), inputs = options_.inputs;
   const int64_t first = level_first_[level], count = level_first_[level + 1] - first;
-  if (found == 0) return torch::zeros({n, options_.outputs}, p.local.options());
+  if (plan.pairs() == 0) return torch::zeros({n, options_.outputs}, x.options());
+  const auto [local, window] = local_and_window(x, plan);
   // Each subdomain's points side by side in a padded batch [count, rows, inputs]. The cells of
   // one level are alike, so the padding is small.
-  const auto by_subdomain = torch::argsort((p.subdomain - first) * n + p.point);
-  const auto subdomain = p.subdomain.index_select(0, by_subdomain) - first;
-  const auto counts = torch::bincount(subdomain, {}, count);
-  const int64_t rows = counts.max().item<int64_t>();
-  const auto slot = torch::arange(found, subdomain.options()) -
-                    (counts.cumsum(0) - counts).index_select(0, subdomain);
-  const auto place = subdomain * rows + slot;
-  auto h = torch::zeros({count * rows, inputs}, p.local.options())
-               .scatter(0, place.unsqueeze(1).expand({found, inputs}),
-                        p.local.index_select(0, by_subdomain))
-               .view({count, rows, inputs});
+  auto h = torch::zeros({count * plan.rows, inputs}, local.options())
+               .index_copy(0, plan.row, local)
+               .view({count, plan.rows, inputs});
   for (std::size_t layer = 0; layer < weights_.size(); ++layer) {
     h = torch::baddbmm(biases_[layer].narrow(0, first, count), h,
                        weights_[layer].narrow(0, first, count).transpose(1, 2));
     if (layer + 1 < weights_.size()) h = activate(options_.activation, h);
   }
-  const auto in_subdomain_order =
-      h.reshape({count * rows, options_.outputs}).index_select(0, place);
-  // Back to the pairs' order (by point), where each point's terms are summed.
-  const auto back = torch::empty_like(by_subdomain)
-                        .scatter_(0, by_subdomain, torch::arange(found, by_subdomain.options()));
-  const auto values = in_subdomain_order.index_select(0, back) * p.window.unsqueeze(1);
-  return sum_by_point(values, p.point, n);
+  const auto values = h.reshape({count * plan.rows, options_.outputs}).index_select(0, plan.row);
+  return sum_by_point(plan, values * window.unsqueeze(1), n);
 }
 
 torch::Tensor FbpinnImpl::forward(const torch::Tensor& x) {
   const int64_t n = x.size(0);
   // The levels are added in order; each is one padded batch of its own subdomains.
   torch::Tensor u = x.narrow(1, 0, 1).mul(0).expand({n, options_.outputs});
-  for (std::size_t level = 0; level < options_.levels.size(); ++level)
-    u = u + level_output(pairs(x, level), level, n);
+  const auto levels = plans(x);
+  for (std::size_t level = 0; level < levels.size(); ++level)
+    u = u + level_output(x, levels[level], level);
   return u;
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tessera/autodiff/partial.hpp"
+#include "tessera/nn/fbpinn.hpp"
 #include "tessera/nn/mlp.hpp"
 
 namespace tessera::autodiff {
@@ -32,5 +33,16 @@ enum class TaylorPath { automatic, per_layer };
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
                          const std::set<Partial>& requested, bool create_graph,
                          TaylorPath path = TaylorPath::automatic);
+
+/// Whether the forward engine can compute `requested` for an FBPINN: every partial of order
+/// <= 2 whose output and axes exist.
+bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& requested);
+
+/// The FBPINN's partials by the forward engine (autodiff/taylor_fbpinn.cpp): every level's
+/// subdomain networks carry their streams through stacked per-layer products over the level's
+/// padded batch, the windows' streams follow in closed form (no graph: they depend on x only),
+/// and the product rule and the per-point sums give u's streams. Same contract as above.
+Partials taylor_partials(const nn::FbpinnImpl& network, const torch::Tensor& x,
+                         const std::set<Partial>& requested, bool create_graph);
 
 }  // namespace tessera::autodiff

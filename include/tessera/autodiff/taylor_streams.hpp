@@ -32,6 +32,10 @@ struct StreamLayout {
   int64_t laplacian_stream(const std::vector<int>& axes_summed) const;
 };
 
+/// Every partial of `requested` as an [n] view of the output streams `out` [K, n, outputs].
+Partials partials_from_streams(const torch::Tensor& out, const StreamLayout& layout,
+                               const std::set<Partial>& requested);
+
 /// The smallest layout holding every partial of `requested` (orders <= 2): a second derivative
 /// or a Laplacian needs the first-derivative streams of its axes.
 StreamLayout stream_layout(const std::set<Partial>& requested);
@@ -117,5 +121,20 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,
                                   nn::Activation activation, const StreamLayout& layout);
+
+/// network_streams_cpu for several networks of one architecture at once, each on its own rows:
+/// `weights` [G, out, in] and `biases` [G, out] (or [G, 1, out]) per layer, and group g's
+/// network takes the `group_rows[g]` rows after those of the groups before it (empty: one
+/// group, as network_streams_cpu). Every group's rows must be a multiple of `cpu_block_points`
+/// (pad with zero rows, whose outputs nobody reads); a group may have none. The parameter
+/// gradients come back per group, each summed in a fixed order.
+torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
+                                          const std::vector<torch::Tensor>& weights,
+                                          const std::vector<torch::Tensor>& biases,
+                                          nn::Activation activation, const StreamLayout& layout,
+                                          const std::vector<int64_t>& group_rows);
+
+/// The rows of one block of the CPU node for `streams` streams of `dtype`.
+int64_t cpu_block_points(torch::ScalarType dtype, int64_t streams);
 
 }  // namespace tessera::autodiff::taylor

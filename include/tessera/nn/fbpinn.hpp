@@ -21,6 +21,8 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <deque>
+#include <utility>
 #include <vector>
 
 #include "tessera/nn/mlp.hpp"
@@ -56,6 +58,28 @@ struct FbpinnOptions {
   uint64_t seed = 1234;
 };
 
+/// How one level's subdomains meet a set of points. It depends on the coordinates only, so the
+/// network keeps the plans of the point sets it saw last and reuses them while the points stay
+/// (training redraws them only every so many iterations).
+struct LevelPlan {
+  /// The (point, subdomain) pairs whose support holds the point, sorted by point, then
+  /// subdomain [P]; subdomains are numbered over all levels.
+  torch::Tensor point, subdomain;
+  /// Each pair's row in the level's padded batch [subdomains of the level * rows]: its
+  /// subdomain's block of `rows` rows, in the order of its points. Distinct for all pairs.
+  torch::Tensor row;
+  int64_t rows = 0;
+  /// Each pair's place in the [points * per_point] table in which sum_by_point lays out every
+  /// point's terms side by side. Distinct for all pairs.
+  torch::Tensor place;
+  int64_t per_point = 0;
+  /// The pairs' normalised windows [P] with their first [P, inputs] and second derivatives
+  /// [P, inputs, inputs] in x, in closed form (the forward derivative engine's window streams).
+  torch::Tensor window, window_gradient, window_hessian;
+
+  int64_t pairs() const { return point.size(0); }
+};
+
 class FbpinnImpl : public Network {
  public:
   explicit FbpinnImpl(FbpinnOptions options);
@@ -76,25 +100,46 @@ class FbpinnImpl : public Network {
   torch::Tensor support_lower() const { return centres_ - radii_; }
   torch::Tensor support_upper() const { return centres_ + radii_; }
 
- private:
-  /// Which of a level's subdomain supports hold which points: (point, subdomain) pairs sorted by
-  /// point, then subdomain, the normalised window of every pair and the point in the
-  /// subdomain's normalised coordinates (differentiable with respect to x).
-  struct Pairs {
-    torch::Tensor point, subdomain, window, local;
-  };
-  Pairs pairs(const torch::Tensor& x, std::size_t level) const;
-  /// One level's windowed sum at the n points of its pairs: [n, outputs].
-  torch::Tensor level_output(const Pairs& pairs, std::size_t level, int64_t n) const;
+  // What the forward derivative engine (autodiff/taylor_fbpinn.cpp) evaluates the sum from.
 
-  FbpinnOptions options_;
+  /// Every level's plan for the points x [n, inputs] (its values only; no graph).
+  std::vector<LevelPlan> plans(const torch::Tensor& x) const;
   /// Per subdomain: the centre and half-width of the box its network normalises over (its
   /// support along cut axes, the whole box along the others) [J, inputs], and whether each axis
-  /// has a window factor [J, inputs].
+  /// has a window factor (1) or not (0) [J, inputs].
+  const torch::Tensor& centres() const { return centres_; }
+  const torch::Tensor& radii() const { return radii_; }
+  const torch::Tensor& windowed() const { return windowed_; }
+  /// The first subdomain of a level (and, for levels().size(), the total).
+  int64_t level_first(std::size_t level) const { return level_first_.at(level); }
+  /// Stacked layer parameters, output layer last: weights [J, out, in], biases [J, 1, out].
+  const std::vector<torch::Tensor>& stacked_weights() const { return weights_; }
+  const std::vector<torch::Tensor>& stacked_biases() const { return biases_; }
+  /// Rows of `values` [..., P, k] (pairs along dimension `dim`) added up per point in the
+  /// pairs' order: [..., n, k]. Each point's rows are laid side by side and summed in order, so
+  /// the result does not depend on how the sum is scheduled (unlike a scatter-add).
+  static torch::Tensor sum_by_point(const LevelPlan& plan, const torch::Tensor& values, int64_t n,
+                                    int64_t dim = 0);
+
+ private:
+  LevelPlan plan_level(const torch::Tensor& coordinates, std::size_t level) const;
+  /// Fills the plan's windows and their derivatives.
+  void plan_windows(const torch::Tensor& coordinates, LevelPlan& plan) const;
+  /// The pairs' points in their subdomains' normalised coordinates [P, inputs] and their
+  /// normalised windows [P] (both differentiable with respect to x).
+  std::pair<torch::Tensor, torch::Tensor> local_and_window(const torch::Tensor& x,
+                                                           const LevelPlan& plan) const;
+  /// One level's windowed sum at the n points: [n, outputs].
+  torch::Tensor level_output(const torch::Tensor& x, const LevelPlan& plan,
+                             std::size_t level) const;
+
+  FbpinnOptions options_;
   torch::Tensor centres_, radii_, windowed_;
   std::vector<int64_t> level_first_;    ///< first subdomain of every level, then the total
   std::vector<torch::Tensor> weights_;  ///< [J, out, in] per layer, output layer last
   std::vector<torch::Tensor> biases_;   ///< [J, 1, out] per layer
+  /// The plans of the point sets seen last, most recent first, with a copy of their points.
+  mutable std::deque<std::pair<torch::Tensor, std::vector<LevelPlan>>> recent_plans_;
 };
 
 TORCH_MODULE(Fbpinn);

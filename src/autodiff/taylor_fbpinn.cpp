@@ -1,0 +1,134 @@
+// The forward engine for the FBPINN (nn/fbpinn.hpp): u = sum_j w_j N_j per level. Each level's
+// subdomain networks carry their streams together, one stacked product per layer over the
+// level's padded batch; the windows' streams are written in closed form; the product rule and
+// the per-point sums give u's streams. Training then backpropagates first-order operations only.
+#include <cmath>
+
+#include "tessera/autodiff/taylor.hpp"
+#include "taylor_kernels.hpp"
+#include "tessera/autodiff/taylor_streams.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/torch_pch.hpp"
+
+namespace tessera::autodiff {
+
+namespace {
+
+using taylor::StreamLayout;
+
+// The normalised windows' streams at the pairs of one level, [K, P, 1], from the derivatives
+// the plan holds (they depend on x only: no graph).
+torch::Tensor window_streams(const nn::LevelPlan& plan, const StreamLayout& layout) {
+  std::vector<torch::Tensor> streams{plan.window};
+  for (int a : layout.axes) streams.push_back(plan.window_gradient.select(1, a));
+  const auto second = [&](int i, int j) {
+    return plan.window_hessian.select(1, layout.axes[static_cast<std::size_t>(i)])
+        .select(1, layout.axes[static_cast<std::size_t>(j)]);
+  };
+  for (const auto& [i, j] : layout.pairs) streams.push_back(second(i, j));
+  for (const auto& positions : layout.laplacians) {
+    auto sum = second(positions.front(), positions.front());
+    for (std::size_t k = 1; k < positions.size(); ++k)
+      sum = sum + second(positions[k], positions[k]);
+    streams.push_back(sum);
+  }
+  return torch::stack(streams).unsqueeze(2);
+}
+
+// The streams of every pair's subdomain network at its point, [K, P, outputs]: the level's
+// networks as one padded batch, each subdomain's pairs in its own block of rows. On a CPU the
+// batch is one grouped whole-network node (taylor_network_cpu.cpp), whose groups need whole
+// blocks of rows; elsewhere each layer is one stacked product and one element-wise node.
+torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan& plan,
+                              std::size_t level, const torch::Tensor& x,
+                              const StreamLayout& layout) {
+  const int64_t streams = layout.count(), inputs = x.size(1);
+  const int64_t first = network.level_first(level);
+  const int64_t count = network.level_first(level + 1) - first;
+  // The padded batch's rows: on the CPU node every subdomain's pairs rounded up to whole
+  // blocks, each subdomain after the one before; elsewhere plan.rows per subdomain (a stacked
+  // product needs equal blocks).
+  const bool cpu_node = taylor::detail::cpu_kernel_applies(x);
+  const auto local = plan.subdomain - first;
+  const auto rank_in_subdomain = plan.row - local * plan.rows;
+  int64_t rows = count * plan.rows;
+  torch::Tensor row = plan.row;
+  std::vector<int64_t> group_rows;
+  if (cpu_node) {
+    const int64_t block = taylor::cpu_block_points(x.scalar_type(), streams);
+    const auto padded = (torch::bincount(local, {}, count) + (block - 1)).div(block, "floor") * block;
+    const auto start = padded.cumsum(0) - padded;
+    row = start.index_select(0, local) + rank_in_subdomain;
+    rows = padded.sum().item<int64_t>();
+    const auto on_cpu = padded.cpu();
+    group_rows.assign(on_cpu.data_ptr<int64_t>(), on_cpu.data_ptr<int64_t>() + count);
+  }
+  torch::Tensor features;
+  {
+    // The normalised coordinates t = (x - c) / r: d t / d x_a = e_a / r_a, no second derivative.
+    torch::NoGradGuard no_grad;
+    const auto radius = network.radii().index_select(0, plan.subdomain).to(x.options());
+    const auto centre = network.centres().index_select(0, plan.subdomain).to(x.options());
+    auto at_pairs = torch::zeros({streams, plan.pairs(), inputs}, x.options());
+    at_pairs[0].copy_((x.index_select(0, plan.point) - centre) / radius);
+    for (std::size_t k = 0; k < layout.axes.size(); ++k) {
+      const int axis = layout.axes[k];
+      at_pairs[1 + static_cast<int64_t>(k)].select(1, axis).copy_(1 / radius.select(1, axis));
+    }
+    features = torch::zeros({streams, rows, inputs}, x.options()).index_copy(1, row, at_pairs);
+  }
+  std::vector<torch::Tensor> weights, biases;
+  for (std::size_t layer = 0; layer < network.stacked_weights().size(); ++layer) {
+    weights.push_back(network.stacked_weights()[layer].narrow(0, first, count));  // [count, out, in]
+    biases.push_back(network.stacked_biases()[layer].narrow(0, first, count));    // [count, 1, out]
+  }
+  const auto activation = network.options().activation;
+  if (cpu_node)
+    return taylor::grouped_network_streams_cpu(features, weights, biases, activation, layout,
+                                               group_rows)
+        .index_select(1, row);
+  torch::Tensor h = features;
+  for (std::size_t layer = 0; layer < weights.size(); ++layer) {
+    const int64_t width = weights[layer].size(1);
+    h = taylor::add_output_bias(
+            torch::matmul(h.view({streams, count, plan.rows, h.size(2)}), weights[layer].transpose(1, 2)),
+            biases[layer])
+            .view({streams, rows, width});
+    if (layer + 1 < weights.size())
+      h = taylor::activate_streams(activation, h,
+                                   torch::zeros({width}, h.options().requires_grad(false)), layout);
+  }
+  return h.index_select(1, row);
+}
+
+}  // namespace
+
+Partials taylor_partials(const nn::FbpinnImpl& network, const torch::Tensor& x,
+                         const std::set<Partial>& requested, bool create_graph) {
+  TESSERA_CHECK(taylor_supports(network.options(), requested),
+                "forward engine: a requested partial has order > 2 or names a missing output "
+                "or input");
+  TESSERA_ASSERT(
+      x.dim() == 2 && x.size(1) == network.options().inputs,
+      "taylor_partials: x must be [n, " << network.options().inputs << "], got " << x.sizes());
+  std::optional<torch::NoGradGuard> no_graph;
+  if (!create_graph) no_graph.emplace();
+  const auto layout = taylor::stream_layout(requested);
+  const auto points = x.detach();
+  const int64_t n = points.size(0), outputs = network.outputs();
+  auto u = torch::zeros({layout.count(), n, outputs}, points.options());
+  const auto plans = network.plans(points);
+  // The levels are added in order, as in FbpinnImpl::forward.
+  for (std::size_t level = 0; level < plans.size(); ++level) {
+    const auto& plan = plans[level];
+    if (plan.pairs() == 0) continue;
+    const auto windows = window_streams(plan, layout);
+    const auto terms = taylor::multiply_streams(
+        windows.expand({layout.count(), plan.pairs(), outputs}),
+        network_streams(network, plan, level, points, layout), layout);
+    u = u + nn::FbpinnImpl::sum_by_point(plan, terms, n, 1);
+  }
+  return taylor::partials_from_streams(u, layout, requested);
+}
+
+}  // namespace tessera::autodiff
