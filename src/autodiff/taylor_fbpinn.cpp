@@ -4,8 +4,8 @@
 // the per-point sums give u's streams. Training then backpropagates first-order operations only.
 #include <cmath>
 
-#include "tessera/autodiff/taylor.hpp"
 #include "taylor_kernels.hpp"
+#include "tessera/autodiff/taylor.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -54,9 +54,11 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
   int64_t rows = count * plan.rows;
   torch::Tensor row = plan.row;
   std::vector<int64_t> group_rows;
+  int64_t block = 0;
   if (cpu_node) {
-    const int64_t block = taylor::cpu_block_points(x.scalar_type(), streams);
-    const auto padded = (torch::bincount(local, {}, count) + (block - 1)).div(block, "floor") * block;
+    block = taylor::cpu_block_points(x.scalar_type(), streams, (plan.pairs() + count - 1) / count);
+    const auto padded =
+        (torch::bincount(local, {}, count) + (block - 1)).div(block, "floor") * block;
     const auto start = padded.cumsum(0) - padded;
     row = start.index_select(0, local) + rank_in_subdomain;
     rows = padded.sum().item<int64_t>();
@@ -79,20 +81,21 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
   }
   std::vector<torch::Tensor> weights, biases;
   for (std::size_t layer = 0; layer < network.stacked_weights().size(); ++layer) {
-    weights.push_back(network.stacked_weights()[layer].narrow(0, first, count));  // [count, out, in]
-    biases.push_back(network.stacked_biases()[layer].narrow(0, first, count));    // [count, 1, out]
+    weights.push_back(
+        network.stacked_weights()[layer].narrow(0, first, count));              // [count, out, in]
+    biases.push_back(network.stacked_biases()[layer].narrow(0, first, count));  // [count, 1, out]
   }
   const auto activation = network.options().activation;
   if (cpu_node)
     return taylor::grouped_network_streams_cpu(features, weights, biases, activation, layout,
-                                               group_rows)
+                                               group_rows, block)
         .index_select(1, row);
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer < weights.size(); ++layer) {
     const int64_t width = weights[layer].size(1);
-    h = taylor::add_output_bias(
-            torch::matmul(h.view({streams, count, plan.rows, h.size(2)}), weights[layer].transpose(1, 2)),
-            biases[layer])
+    h = taylor::add_output_bias(torch::matmul(h.view({streams, count, plan.rows, h.size(2)}),
+                                              weights[layer].transpose(1, 2)),
+                                biases[layer])
             .view({streams, rows, width});
     if (layer + 1 < weights.size())
       h = taylor::activate_streams(activation, h,
@@ -123,9 +126,9 @@ Partials taylor_partials(const nn::FbpinnImpl& network, const torch::Tensor& x,
     const auto& plan = plans[level];
     if (plan.pairs() == 0) continue;
     const auto windows = window_streams(plan, layout);
-    const auto terms = taylor::multiply_streams(
-        windows.expand({layout.count(), plan.pairs(), outputs}),
-        network_streams(network, plan, level, points, layout), layout);
+    const auto terms =
+        taylor::multiply_streams(windows.expand({layout.count(), plan.pairs(), outputs}),
+                                 network_streams(network, plan, level, points, layout), layout);
     u = u + nn::FbpinnImpl::sum_by_point(plan, terms, n, 1);
   }
   return taylor::partials_from_streams(u, layout, requested);

@@ -340,12 +340,15 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   return grads;
 }
 
-// The blocks of `points` rows; `group_rows` (empty: one group) the rows of every group, each a
-// whole number of blocks.
+// The blocks of `points` rows, `block_rows` each (0: the cache-sized default); `group_rows`
+// (empty: one group) the rows of every group, each a whole number of blocks.
 Blocks blocks_of(const torch::Tensor& features, int64_t points,
-                 const std::vector<int64_t>& group_rows) {
+                 const std::vector<int64_t>& group_rows, int64_t block_rows) {
   Blocks blocks{
-      features.size(0), points, detail::block_points(features.scalar_type(), features.size(0)), {}};
+      features.size(0),
+      points,
+      block_rows > 0 ? block_rows : detail::block_points(features.scalar_type(), features.size(0)),
+      {}};
   if (group_rows.empty()) return blocks;
   blocks.group_first.push_back(0);
   for (int64_t rows : group_rows) {
@@ -361,9 +364,10 @@ Blocks blocks_of(const torch::Tensor& features, int64_t points,
 
 // The output streams [K, n, out], filling `saved` for the backward.
 torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters,
-                          const std::vector<int64_t>& group_rows, nn::Activation activation,
-                          const detail::StreamShape& shape, Activations& saved) {
-  const Blocks blocks = blocks_of(features, features.size(1), group_rows);
+                          const std::vector<int64_t>& group_rows, int64_t block_rows,
+                          nn::Activation activation, const detail::StreamShape& shape,
+                          Activations& saved) {
+  const Blocks blocks = blocks_of(features, features.size(1), group_rows, block_rows);
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
     const Network<scalar_t> network(parameters);
     saved.features = to_blocks<scalar_t>(features, blocks);
@@ -379,11 +383,12 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
                                at::TensorList parameters, std::vector<int64_t> group_rows,
-                               int64_t activation, std::vector<int64_t> shape_code) {
+                               int64_t block_rows, int64_t activation,
+                               std::vector<int64_t> shape_code) {
     Activations saved;
     const auto out =
-        run_forward(features, parameters, group_rows, static_cast<nn::Activation>(activation),
-                    detail::decode(shape_code), saved);
+        run_forward(features, parameters, group_rows, block_rows,
+                    static_cast<nn::Activation>(activation), detail::decode(shape_code), saved);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
     keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
@@ -396,6 +401,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
     ctx->saved_data["points"] = features.size(1);
     ctx->saved_data["group_rows"] = group_rows;
+    ctx->saved_data["block_rows"] = block_rows;
     return out;
   }
 
@@ -422,7 +428,8 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     }
     const auto& input = saved.features;
     const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt(),
-                                    ctx->saved_data["group_rows"].toIntVector());
+                                    ctx->saved_data["group_rows"].toIntVector(),
+                                    ctx->saved_data["block_rows"].toInt());
     auto parameter_grads =
         AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
           const Network<scalar_t> network(parameters);
@@ -433,7 +440,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     variable_list result{torch::Tensor()};
     for (std::size_t k = 0; k < parameter_grads.size(); ++k)
       result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
-    result.resize(result.size() + 3);  // group rows, activation, shape
+    result.resize(result.size() + 4);  // group rows, block rows, activation, shape
     return result;
   }
 };
@@ -444,18 +451,23 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,
                                   nn::Activation activation, const StreamLayout& layout) {
-  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {});
+  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {}, 0);
 }
 
-int64_t cpu_block_points(torch::ScalarType dtype, int64_t streams) {
-  return detail::block_points(dtype, streams);
+int64_t cpu_block_points(torch::ScalarType dtype, int64_t streams, int64_t group_rows) {
+  const int64_t cache_sized = detail::block_points(dtype, streams);
+  if (group_rows <= 0) return cache_sized;
+  const int64_t lanes = dtype == torch::kFloat64 ? detail::lanes<double>() : detail::lanes<float>();
+  const int64_t quarter = (group_rows / 4 + lanes - 1) / lanes * lanes;
+  return std::min(cache_sized, std::max(lanes, quarter));
 }
 
 torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<torch::Tensor>& weights,
                                           const std::vector<torch::Tensor>& biases,
                                           nn::Activation activation, const StreamLayout& layout,
-                                          const std::vector<int64_t>& group_rows) {
+                                          const std::vector<int64_t>& group_rows,
+                                          int64_t block_rows) {
   TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
                  "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
                                                            << features.sizes());
@@ -475,11 +487,11 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
   const auto input = features.detach().contiguous();
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)
-    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows,
+    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows, block_rows,
                                  static_cast<int64_t>(activation), detail::encode(shape));
   torch::NoGradGuard no_grad;
   Activations saved;
-  return run_forward(input, parameters, group_rows, activation, shape, saved);
+  return run_forward(input, parameters, group_rows, block_rows, activation, shape, saved);
 }
 
 }  // namespace tessera::autodiff::taylor

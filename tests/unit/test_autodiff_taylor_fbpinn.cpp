@@ -89,7 +89,8 @@ TEST_CASE("forward engine on an FBPINN matches the reverse engine: partials and 
       const auto reverse = reverse_partials(forward, x, requested, true);
       const auto taylor = taylor_partials(*network, x, requested, true);
       REQUIRE(taylor.size() == requested.size());
-      for (const auto& p : requested) CHECK(relative_difference(taylor.at(p), reverse.at(p)) < 1e-10);
+      for (const auto& p : requested)
+        CHECK(relative_difference(taylor.at(p), reverse.at(p)) < 1e-10);
       const auto reverse_grads = gradients(*network, reverse);
       const auto taylor_grads = gradients(*network, taylor);
       for (std::size_t k = 0; k < reverse_grads.size(); ++k)
@@ -108,8 +109,10 @@ TEST_CASE("forward engine on an FBPINN: points outside every support, none, floa
   const auto p = taylor_partials(*network, outside, requested, false);
   const auto u = network->forward(outside);
   for (int64_t k = 0; k < 2; ++k)
-    CHECK(p.at({0, {}})[k].item<double>() == doctest::Approx(u[k][0].item<double>()).epsilon(1e-12));
-  const auto none = taylor_partials(*network, torch::zeros({0, 2}, torch::kFloat64), requested, true);
+    CHECK(p.at({0, {}})[k].item<double>() ==
+          doctest::Approx(u[k][0].item<double>()).epsilon(1e-12));
+  const auto none =
+      taylor_partials(*network, torch::zeros({0, 2}, torch::kFloat64), requested, true);
   CHECK(none.at({1, {0, 1}}).numel() == 0);
   // float32: the grouped node's single-precision kernels, to float32 rounding.
   network->to(torch::kFloat32);
@@ -123,20 +126,22 @@ TEST_CASE("forward engine on an FBPINN: points outside every support, none, floa
 TEST_CASE("grouped whole-network node equals one node per group, gradients per group") {
   torch::manual_seed(9);
   const auto layout = taylor::stream_layout({{0, {0}}, {0, {0, 1}, true}});
-  const int64_t block = taylor::cpu_block_points(torch::kFloat64, layout.count());
+  // Small blocks (as for groups of about 40 rows), so a group holds several.
+  const int64_t block = taylor::cpu_block_points(torch::kFloat64, layout.count(), 40);
   // Three groups: two blocks, none, one block.
   const std::vector<int64_t> group_rows{2 * block, 0, block};
   const int64_t groups = 3, rows = 3 * block;
   const std::vector<int64_t> widths{2, 6, 5, 1};
   std::vector<torch::Tensor> weights, biases;
   for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-    weights.push_back(torch::randn({groups, widths[l + 1], widths[l]}, torch::kFloat64).requires_grad_());
+    weights.push_back(
+        torch::randn({groups, widths[l + 1], widths[l]}, torch::kFloat64).requires_grad_());
     biases.push_back(torch::randn({groups, widths[l + 1]}, torch::kFloat64).requires_grad_());
   }
   const auto features = torch::randn({layout.count(), rows, 2}, torch::kFloat64);
   const auto target = torch::randn({layout.count(), rows, 1}, torch::kFloat64);
-  const auto grouped =
-      taylor::grouped_network_streams_cpu(features, weights, biases, nn::Activation::tanh, layout, group_rows);
+  const auto grouped = taylor::grouped_network_streams_cpu(
+      features, weights, biases, nn::Activation::tanh, layout, group_rows, block);
   (grouped * target).sum().backward();
   int64_t start = 0;
   for (int64_t g = 0; g < groups; ++g) {

@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
   const auto cell_id = cell.select(1, 0) + pieces * cell.select(1, 1);
   for (int64_t j = 0; j < pieces * pieces; ++j) {
     const double i0 = static_cast<double>(j % pieces), i1 = static_cast<double>(j / pieces);
-    separate.emplace_back(small_network(i0 / pieces, (i0 + 1) / pieces, i1 / pieces,
-                                        (i1 + 1) / pieces, j));
+    separate.emplace_back(
+        small_network(i0 / pieces, (i0 + 1) / pieces, i1 / pieces, (i1 + 1) / pieces, j));
     separate.back()->to(torch::kFloat32);
     cell_points.push_back(x.index_select(0, (cell_id == j).nonzero().squeeze(1)));
   }
