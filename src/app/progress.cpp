@@ -70,7 +70,8 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
         << "; a stage's points are drawn the same way\n";
   else if (plan.resample_every > 0)
     out << "  collocation points: redrawn uniformly every " << plan.resample_every
-        << " Adam iterations (training.collocation.adaptive false)\n";
+        << " Adam iterations (training.collocation.adaptive false"
+        << (c.training.collocation.adaptive_given ? "" : ", the default with fbpinn") << ")\n";
   else
     out << "  collocation points: fixed (training.collocation.adaptive false)\n";
   const bool sampled_conditions =

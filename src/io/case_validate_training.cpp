@@ -210,6 +210,11 @@ void read_training(const JsonNode& root, Case& c) {
       col.adaptive_given = true;
     }
   }
+  // The overlapping subdomains' small networks train better on uniform redraws than on the
+  // residual-based distribution (docs/validation.md, FBPINN): RAD leaves supports thinly
+  // sampled, where a local network is free to drift.
+  if (!t.collocation.adaptive_given && c.decomposition.method == DecompositionMethod::fbpinn)
+    t.collocation.adaptive.reset();
   if (const JsonNode causal = node["causal"]; causal.present()) read_causal(causal, c, t.causal);
   t.derivatives = node["derivatives"].option(t.derivatives);
 

@@ -481,6 +481,10 @@ TEST_CASE("fbpinn: overlap and levels are read; what it cannot honour is refused
   CHECK(io::case_from_json(doc, "p.json").network.hidden == std::vector<int64_t>{32});
   doc["decomposition"]["levels"] = json::array();  // the documented default: no coarse level
   CHECK(io::case_from_json(doc, "p.json").decomposition.levels.empty());
+  // Uniform redraws instead of residual-based sampling unless the case asks for it.
+  CHECK_FALSE(c.training.collocation.adaptive.has_value());
+  doc["training"]["collocation"]["adaptive"] = true;
+  CHECK(io::case_from_json(doc, "p.json").training.collocation.adaptive.has_value());
 
   const auto refused = [&](const char* decomposition, const std::string& start,
                            const char* network = nullptr) {
