@@ -177,15 +177,10 @@ bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& 
 
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
                          const std::set<Partial>& requested, bool create_graph, TaylorPath path) {
-  TESSERA_CHECK(taylor_supports(network.options(), requested),
-                "forward engine: a requested partial has order > 2 or names a missing output "
-                "or input");
-  TESSERA_ASSERT(
-      x.dim() == 2 && x.size(1) == network.options().inputs,
-      "taylor_partials: x must be [n, " << network.options().inputs << "], got " << x.sizes());
+  const auto layout = taylor::checked_layout(taylor_supports(network.options(), requested), x,
+                                             network.options().inputs, requested);
   std::optional<torch::NoGradGuard> no_graph;
   if (!create_graph) no_graph.emplace();
-  const auto layout = taylor::stream_layout(requested);
   const auto out = propagate(network, x.detach(), layout, path);
   return taylor::partials_from_streams(out, layout, requested);
 }

@@ -1,7 +1,8 @@
 // The forward engine for the FBPINN (nn/fbpinn.hpp): u = sum_j w_j N_j per level. Each level's
-// subdomain networks carry their streams together, one stacked product per layer over the
-// level's padded batch; the windows' streams are written in closed form; the product rule and
-// the per-point sums give u's streams. Training then backpropagates first-order operations only.
+// subdomain networks carry their streams together as one padded batch (the grouped CPU node, or
+// one stacked product per layer elsewhere); the windows' streams come from the plan's closed
+// forms; the product rule and the per-point sums give u's streams. Training then
+// backpropagates first-order operations only.
 #include <cmath>
 
 #include "taylor_kernels.hpp"
@@ -108,15 +109,10 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
 
 Partials taylor_partials(const nn::FbpinnImpl& network, const torch::Tensor& x,
                          const std::set<Partial>& requested, bool create_graph) {
-  TESSERA_CHECK(taylor_supports(network.options(), requested),
-                "forward engine: a requested partial has order > 2 or names a missing output "
-                "or input");
-  TESSERA_ASSERT(
-      x.dim() == 2 && x.size(1) == network.options().inputs,
-      "taylor_partials: x must be [n, " << network.options().inputs << "], got " << x.sizes());
+  const auto layout = taylor::checked_layout(taylor_supports(network.options(), requested), x,
+                                             network.options().inputs, requested);
   std::optional<torch::NoGradGuard> no_graph;
   if (!create_graph) no_graph.emplace();
-  const auto layout = taylor::stream_layout(requested);
   const auto points = x.detach();
   const int64_t n = points.size(0), outputs = network.outputs();
   auto u = torch::zeros({layout.count(), n, outputs}, points.options());

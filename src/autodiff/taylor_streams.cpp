@@ -248,6 +248,16 @@ torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& p
                          detail::shape_of(layout), fused);
 }
 
+StreamLayout checked_layout(bool supported, const torch::Tensor& x, int64_t inputs,
+                            const std::set<Partial>& requested) {
+  TESSERA_CHECK(supported,
+                "forward engine: a requested partial has order > 2 or names a missing output "
+                "or input");
+  TESSERA_ASSERT(x.dim() == 2 && x.size(1) == inputs,
+                 "taylor_partials: x must be [n, " << inputs << "], got " << x.sizes());
+  return stream_layout(requested);
+}
+
 Partials partials_from_streams(const torch::Tensor& out, const StreamLayout& layout,
                                const std::set<Partial>& requested) {
   Partials result;

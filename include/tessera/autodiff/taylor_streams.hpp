@@ -32,6 +32,11 @@ struct StreamLayout {
   int64_t laplacian_stream(const std::vector<int>& axes_summed) const;
 };
 
+/// The layout for `requested`, after checking that the engine can compute it (`supported`, from
+/// taylor_supports) and that x is [n, inputs].
+StreamLayout checked_layout(bool supported, const torch::Tensor& x, int64_t inputs,
+                            const std::set<Partial>& requested);
+
 /// Every partial of `requested` as an [n] view of the output streams `out` [K, n, outputs].
 Partials partials_from_streams(const torch::Tensor& out, const StreamLayout& layout,
                                const std::set<Partial>& requested);
