@@ -41,15 +41,15 @@ torch::Tensor window_streams(const nn::LevelPlan& plan, const StreamLayout& layo
 // batch is one grouped whole-network node (taylor_network_cpu.cpp), whose groups need whole
 // blocks of rows; elsewhere each layer is one stacked product and one element-wise node.
 torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan& plan,
-                              std::size_t level, const torch::Tensor& x,
-                              const StreamLayout& layout) {
+                              std::size_t level, const torch::Tensor& x, const StreamLayout& layout,
+                              TaylorPath path) {
   const int64_t streams = layout.count(), inputs = x.size(1);
   const int64_t first = network.level_first(level);
   const int64_t count = network.level_first(level + 1) - first;
   // The padded batch's rows: on the CPU node every subdomain's pairs rounded up to whole
   // blocks, each subdomain after the one before; elsewhere plan.rows per subdomain (a stacked
   // product needs equal blocks).
-  const bool cpu_node = taylor::detail::cpu_kernel_applies(x);
+  const bool cpu_node = path == TaylorPath::automatic && taylor::detail::cpu_kernel_applies(x);
   const auto local = plan.subdomain - first;
   const auto rank_in_subdomain = plan.row - local * plan.rows;
   int64_t rows = count * plan.rows;
@@ -108,7 +108,7 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
 }  // namespace
 
 Partials taylor_partials(const nn::FbpinnImpl& network, const torch::Tensor& x,
-                         const std::set<Partial>& requested, bool create_graph) {
+                         const std::set<Partial>& requested, bool create_graph, TaylorPath path) {
   const auto layout = taylor::checked_layout(taylor_supports(network.options(), requested), x,
                                              network.options().inputs, requested);
   std::optional<torch::NoGradGuard> no_graph;
@@ -122,9 +122,9 @@ Partials taylor_partials(const nn::FbpinnImpl& network, const torch::Tensor& x,
     const auto& plan = plans[level];
     if (plan.pairs() == 0) continue;
     const auto windows = window_streams(plan, layout);
-    const auto terms =
-        taylor::multiply_streams(windows.expand({layout.count(), plan.pairs(), outputs}),
-                                 network_streams(network, plan, level, points, layout), layout);
+    const auto terms = taylor::multiply_streams(
+        windows.expand({layout.count(), plan.pairs(), outputs}),
+        network_streams(network, plan, level, points, layout, path), layout);
     u = u + nn::FbpinnImpl::sum_by_point(plan, terms, n, 1);
   }
   return taylor::partials_from_streams(u, layout, requested);

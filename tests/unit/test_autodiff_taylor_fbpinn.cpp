@@ -77,26 +77,29 @@ std::vector<torch::Tensor> gradients(torch::nn::Module& module, const Partials& 
 
 TEST_CASE("forward engine on an FBPINN matches the reverse engine: partials and gradients") {
   torch::manual_seed(21);
-  for (int64_t inputs : {2, 3}) {
-    CAPTURE(inputs);
-    auto network = two_level_network(inputs);
-    const auto x = points_in_box(300, inputs);
-    const auto forward = [&](const torch::Tensor& y) { return network->forward(y); };
-    for (const auto& requested :
-         std::vector<std::set<Partial>>{every_partial(static_cast<int>(inputs), 2),
-                                        {{1, {0}}, {0, {1}}},
-                                        {{0, {0, 1}, true}}}) {
-      const auto reverse = reverse_partials(forward, x, requested, true);
-      const auto taylor = taylor_partials(*network, x, requested, true);
-      REQUIRE(taylor.size() == requested.size());
-      for (const auto& p : requested)
-        CHECK(relative_difference(taylor.at(p), reverse.at(p)) < 1e-10);
-      const auto reverse_grads = gradients(*network, reverse);
-      const auto taylor_grads = gradients(*network, taylor);
-      for (std::size_t k = 0; k < reverse_grads.size(); ++k)
-        CHECK(relative_difference(taylor_grads[k], reverse_grads[k]) < 1e-10);
+  // Both paths: the grouped CPU node, and the stacked per-layer products other devices take.
+  for (auto path : {TaylorPath::automatic, TaylorPath::per_layer})
+    for (int64_t inputs : {2, 3}) {
+      CAPTURE(inputs);
+      CAPTURE(path == TaylorPath::per_layer);
+      auto network = two_level_network(inputs);
+      const auto x = points_in_box(300, inputs);
+      const auto forward = [&](const torch::Tensor& y) { return network->forward(y); };
+      for (const auto& requested :
+           std::vector<std::set<Partial>>{every_partial(static_cast<int>(inputs), 2),
+                                          {{1, {0}}, {0, {1}}},
+                                          {{0, {0, 1}, true}}}) {
+        const auto reverse = reverse_partials(forward, x, requested, true);
+        const auto taylor = taylor_partials(*network, x, requested, true, path);
+        REQUIRE(taylor.size() == requested.size());
+        for (const auto& p : requested)
+          CHECK(relative_difference(taylor.at(p), reverse.at(p)) < 1e-10);
+        const auto reverse_grads = gradients(*network, reverse);
+        const auto taylor_grads = gradients(*network, taylor);
+        for (std::size_t k = 0; k < reverse_grads.size(); ++k)
+          CHECK(relative_difference(taylor_grads[k], reverse_grads[k]) < 1e-10);
+      }
     }
-  }
 }
 
 TEST_CASE("forward engine on an FBPINN: points outside every support, none, float32") {
