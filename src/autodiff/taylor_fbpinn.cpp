@@ -71,9 +71,8 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
     // The normalised coordinates t = (x - c) / r: d t / d x_a = e_a / r_a, no second derivative.
     torch::NoGradGuard no_grad;
     const auto radius = network.radii().index_select(0, plan.subdomain).to(x.options());
-    const auto centre = network.centres().index_select(0, plan.subdomain).to(x.options());
     auto at_pairs = torch::zeros({streams, plan.pairs(), inputs}, x.options());
-    at_pairs[0].copy_((x.index_select(0, plan.point) - centre) / radius);
+    at_pairs[0].copy_(plan.local);
     for (std::size_t k = 0; k < layout.axes.size(); ++k) {
       const int axis = layout.axes[k];
       at_pairs[1 + static_cast<int64_t>(k)].select(1, axis).copy_(1 / radius.select(1, axis));

@@ -222,6 +222,7 @@ void FbpinnImpl::plan_windows(const torch::Tensor& coordinates, LevelPlan& plan)
   const auto sum = total.select(1, 0), sum_gradient = total.narrow(1, 1, inputs);
   const auto sum_hessian =
       total.narrow(1, 1 + inputs, inputs * inputs).view({pairs, inputs, inputs});
+  plan.local = t;
   plan.window = v / sum;
   plan.window_gradient = (g - plan.window.unsqueeze(1) * sum_gradient) / sum.unsqueeze(1);
   plan.window_hessian = (h - plan.window_gradient.unsqueeze(2) * sum_gradient.unsqueeze(1) -

@@ -73,9 +73,11 @@ struct LevelPlan {
   /// point's terms side by side. Distinct for all pairs.
   torch::Tensor place;
   int64_t per_point = 0;
-  /// The pairs' normalised windows [P] with their first [P, inputs] and second derivatives
-  /// [P, inputs, inputs] in x, in closed form (the forward derivative engine's window streams).
-  torch::Tensor window, window_gradient, window_hessian;
+  /// Each pair's point in its subdomain's normalised coordinates (x - c) / r [P, inputs], and
+  /// the pairs' normalised windows [P] with their first [P, inputs] and second derivatives
+  /// [P, inputs, inputs] in x, in closed form (what the forward derivative engine starts from;
+  /// no graph).
+  torch::Tensor local, window, window_gradient, window_hessian;
 
   int64_t pairs() const { return point.size(0); }
 };
