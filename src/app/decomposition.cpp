@@ -116,11 +116,24 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
           window_grid(partition::Partition(box, p.domain->input_names(), {level, {}}, key), box));
     d.overlap = spec.overlap;
     d.partition = partition::Partition(box, p.domain->input_names(), {}, key);
+    // Every rank trains the one windowed sum on whole slices of the points; the slices, not
+    // the ranks, fix how sums are grouped, so any rank count up to them gives the same bits.
+    d.slices = spec.slices.value_or(std::max(default_fbpinn_slices, ranks));
+    TESSERA_CHECK(d.slices >= ranks,
+                  c.file << ": decomposition.slices: " << d.slices << " slice(s) cannot keep "
+                         << ranks << " ranks busy (each rank evaluates whole slices); set slices "
+                         << "to at least " << ranks << ", a multiple of the rank count for equal "
+                         << "shares");
+    TESSERA_CHECK(k == 1 || k == ranks,
+                  c.file << ": decomposition.ranks_per_subdomain: with \"fbpinn\" every rank "
+                            "shares the points of the windowed sum by slices; remove "
+                            "ranks_per_subdomain (or set it to the rank count, "
+                         << ranks << ")");
   }
   if (!p.domain->shape().as_box()) fit_to_domain(d.partition, *p.domain, samples, key);
-  d.replicas = k;
-  d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / k);
-  for (int& first : d.rank_of) first *= k;
+  d.replicas = d.slices > 0 ? ranks : k;
+  d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / d.replicas);
+  for (int& first : d.rank_of) first *= d.replicas;
   if (spec.method == io::DecompositionMethod::xpinn) {
     d.weights.continuity = 1;
     // Value and residual continuity leave a kink free where the equations are of second order

@@ -166,9 +166,13 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
     if (override.network)
       widest_parameters =
           std::max(widest_parameters, parameters(*override.network, dims, c.fields.size()));
-  // A pass in parts (training.batch) holds one part of every set at a time.
+  // A pass in parts (training.batch, or an fbpinn's slices) holds one part of every set at a
+  // time.
   const auto sets = point_sets(c);
-  const double parts = parts_per_pass(c);
+  double parts = parts_per_pass(c);
+  if (c.decomposition.method == io::DecompositionMethod::fbpinn)
+    parts = std::max<double>(
+        parts, c.decomposition.slices.value_or(std::max(default_fbpinn_slices, ranks)));
   const double points = sets.collocation / parts, condition_points = sets.conditions / parts;
   const double saved = pass_bytes_per_point(c);
 

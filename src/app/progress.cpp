@@ -184,7 +184,11 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
         << " part(s) per pass in subdomain 0\n";
   }
   if (!p.exact.empty()) out << "  exact solution given: relative L2 error reported\n";
-  if (d.replicas > 1)
+  if (d.slices > 0)
+    out << "  slices: every point set cut into " << d.slices << ", shared by " << d.replicas
+        << " rank(s) in whole slices; sums taken slice by slice, so any rank count up to "
+        << d.slices << " gives the same bits\n";
+  else if (d.replicas > 1)
     out << "  data-parallel: " << d.replicas
         << " ranks per subdomain, gradients summed every step\n";
   for (const auto& parameter : p.parameters)

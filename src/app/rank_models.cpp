@@ -41,7 +41,9 @@ RankModels build_rank_models(const parallel::Communicator& comm, const Setup& se
   double reported = started;
   for (const auto& s : d.partition.subdomains()) {
     if (d.rank_of[s.id] != rank.group_first) continue;
-    rank.models.push_back(build_subdomain(setup.input, p, d, s.id, rank.replica, rank.parameters));
+    // With slices every rank holds every point and evaluates its own slices of them.
+    const auto points = d.slices > 0 ? physics::Replica{} : rank.replica;
+    rank.models.push_back(build_subdomain(setup.input, p, d, s.id, points, rank.parameters));
     if (console.root() && core::now_seconds() - reported > progress_every_s) {
       reported = core::now_seconds();
       console.out() << "tessera: set-up: " << rank.models.size() << " of " << mine
@@ -55,14 +57,6 @@ RankModels build_rank_models(const parallel::Communicator& comm, const Setup& se
 void note_idle_ranks(Console& console, const Setup& setup, const RankModels& rank) {
   const auto& d = setup.decomposition;
   if (rank.groups <= d.partition.size()) return;
-  if (!d.windows.empty()) {
-    console.out() << "tessera: note: the fbpinn subdomains are summed into one network, trained by "
-                  << d.replicas << " rank(s); ranks " << d.replicas << ".."
-                  << rank.groups * d.replicas - 1
-                  << " only take part in reductions; set decomposition.ranks_per_subdomain to "
-                  << rank.groups * d.replicas << " to share the points over every rank\n";
-    return;
-  }
   console.out() << "tessera: note: " << d.partition.size() << " subdomain(s) on " << rank.groups
                 << " rank group(s); ranks " << d.partition.size() * d.replicas << ".."
                 << rank.groups * d.replicas - 1 << " own none and only take part in reductions\n";
@@ -86,8 +80,13 @@ RankLinks link_ranks(const parallel::Communicator& comm, const Setup& setup,
   if (d.replicas > 1) links.replica_sum = std::make_unique<parallel::GradientAllReduce>(group);
   if (rank.parameters && comm.size() > 1)
     links.parameter_sum = std::make_unique<parallel::GradientAllReduce>(comm);
-  links.sync = train::GradientSync{links.replica_sum.get(), rank.parameters.get(),
-                                   links.parameter_sum.get(), d.partition.size() == 1};
+  links.sync.replicas = links.replica_sum.get();
+  links.sync.parameters = rank.parameters.get();
+  links.sync.parameter_sum = links.parameter_sum.get();
+  links.sync.parameters_in_lbfgs = d.partition.size() == 1;
+  if (d.slices > 0)
+    links.sync.slices =
+        train::SliceShare::of(d.slices, rank.replica.index, rank.replica.count, group);
   return links;
 }
 

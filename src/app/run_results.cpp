@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "tessera/app/console.hpp"
 #include "tessera/app/model.hpp"
@@ -24,15 +25,25 @@ nlohmann::json versions(int ranks) {
           {"threads_per_rank", torch::get_num_threads()}};
 }
 
-/// Where each rank ran: [{"rank", "host", "device"}] on rank 0. Collective.
-nlohmann::json rank_placement(const parallel::Communicator& comm, const torch::Device& device) {
+/// Where each rank ran: [{"rank", "host", "device"}] on rank 0, with "slices" [first, end)
+/// where the ranks share the points by slices. Collective.
+nlohmann::json rank_placement(const parallel::Communicator& comm, const torch::Device& device,
+                              const train::SliceShare& slices) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   const auto hosts = comm.gather_to_root(host);
   const auto devices = comm.gather_to_root(device.str());
+  const auto shares =
+      comm.gather_to_root(std::to_string(slices.first) + " " + std::to_string(slices.end));
   nlohmann::json ranks = nlohmann::json::array();
-  for (std::size_t r = 0; r < hosts.size(); ++r)
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
     ranks.push_back({{"rank", r}, {"host", hosts[r]}, {"device", devices[r]}});
+    if (!slices.on()) continue;
+    std::istringstream share(shares[r]);
+    int first = 0, end = 0;
+    share >> first >> end;
+    ranks.back()["slices"] = {first, end};
+  }
   return ranks;
 }
 
@@ -97,7 +108,7 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
                         evaluator.output_contribution(), info);
 
   const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
-  const auto placement = rank_placement(comm, setup.problem.device);
+  const auto placement = rank_placement(comm, setup.problem.device, links.sync.slices);
   if (comm.rank() != 0) return xmf.lexically_normal().string();
   const auto calls = [](const auto& sum) { return sum ? sum->calls() : 0; };
   nlohmann::json run = record;
@@ -113,6 +124,7 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
               {"final", history_json(final_record)},
               {"synchronisation",
                {{"ranks_per_subdomain", setup.decomposition.replicas},
+                {"slices", setup.decomposition.slices},
                 {"adam_steps", trainer.adam_steps()},
                 {"replica_gradient_allreduces", calls(links.replica_sum)},
                 {"parameter_gradient_allreduces", calls(links.parameter_sum)}}}});

@@ -27,7 +27,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"reference", {"file"}},
         {"decomposition",
          {"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain", "overlap",
-          "levels"}},
+          "levels", "slices"}},
         {"decomposition.interface", {"points", "weights"}},
         {"decomposition.interface.weights", {"continuity", "residual", "flux", "gradient"}},
         {"subdomains.<id>", {"network", "collocation"}},

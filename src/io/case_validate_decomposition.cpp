@@ -63,6 +63,8 @@ void read_fbpinn(const JsonNode& node, Case& c) {
       d.levels.push_back(pieces);
     }
   }
+  if (const JsonNode slices = node["slices"]; slices.present())
+    d.slices = static_cast<int>(std::min<int64_t>(slices.integer(1), 1 << 16));
 }
 
 }  // namespace
@@ -75,14 +77,14 @@ void read_decomposition(const JsonNode& root, Case& c) {
   d.method = node["method"].option(d.method);
 
   if (d.method == DecompositionMethod::none) {
-    for (const char* key : {"split", "cuts", "balance", "interface", "overlap", "levels"})
+    for (const char* key : {"split", "cuts", "balance", "interface", "overlap", "levels", "slices"})
       if (node[key].present())
         node[key].fail(
             std::string("needs a decomposition; set \"method\": \"xpinn\", \"cpinn\" or "
                         "\"fbpinn\" (method is \"none\": one network)"));
   }
   if (d.method != DecompositionMethod::fbpinn)
-    for (const char* key : {"overlap", "levels"})
+    for (const char* key : {"overlap", "levels", "slices"})
       if (node[key].present())
         node[key].fail(
             "applies to the overlapping subdomains of \"method\": \"fbpinn\" only; "

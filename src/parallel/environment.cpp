@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <thread>
 
+#include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::parallel {
@@ -107,6 +109,24 @@ std::vector<std::string> Communicator::gather_to_root(const std::string& text) c
     result.push_back(
         all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
   return result;
+}
+
+std::string Communicator::all_gather(const std::string& bytes) const {
+  const int ranks = size();
+  TESSERA_CHECK(bytes.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                "a message of " << bytes.size() << " bytes is more than MPI counts in one call");
+  int length = static_cast<int>(bytes.size());
+  std::vector<int> lengths(static_cast<std::size_t>(ranks)), offsets(lengths.size(), 0);
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_);
+  int64_t total = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    offsets[r] = static_cast<int>(total), total += lengths[r];
+  TESSERA_CHECK(total <= std::numeric_limits<int>::max(),
+                "gathering " << total << " bytes is more than MPI counts in one call");
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Allgatherv(bytes.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(),
+                 MPI_BYTE, comm_);
+  return all;
 }
 
 std::string Communicator::broadcast_from_root(const std::string& text) const {

@@ -159,6 +159,8 @@ std::vector<torch::Tensor> Trainer::owned_parameters() const {
 }
 
 void Trainer::sum_gradients() {
+  // With slices the parts were already summed over the group, shared parameters included.
+  if (sync_.slices.on()) return;
   core::ScopedTimer timer(sync_s_);
   // Every replica of a group owns the same subdomains, so all of them call this or none.
   if (sync_.replicas && !owned_.empty()) sync_.replicas->sum_gradients(owned_parameters());
@@ -284,7 +286,8 @@ void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
           last = subdomain_loss(*owned_[i], /*create_graph=*/true);
           check_finite(last, *owned_[i]);
           backpropagate_rest(last);
-          if (!sync_.replicas) return last.total;
+          // With slices the loss and gradient are already the group's, folded in slice order.
+          if (!sync_.replicas || sync_.slices.on()) return last.total;
           // Replicas: the group's summed loss and gradient, identical on every member, so
           // every replica's L-BFGS takes the same decisions. One all-reduce per evaluation.
           std::vector<double> value{last.total.item<double>()};
@@ -330,7 +333,7 @@ void Trainer::update_adaptive_weights(const LocalLoss& loss) {
     gradients[t] += part_term_gradients_[t];
   part_term_gradients_.clear();
   const bool replicas = sync_.replicas && !owned_.empty();
-  if (replicas) {
+  if (replicas && !sync_.slices.on()) {
     // Each replica holds a slice of every term: the probe's gradient is the group's sum.
     core::ScopedTimer timer(sync_s_);
     auto bucket = torch::cat(gradients);

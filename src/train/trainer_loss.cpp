@@ -9,13 +9,20 @@
 
 namespace tessera::train {
 
-int Trainer::chunks_of(const SubdomainModel& model) const {
-  if (plan_.batch_points <= 0) return 1;
+Trainer::Parts Trainer::parts_of(const SubdomainModel& model) const {
   int64_t largest = 0;
   for (const auto& group : model.groups) largest = std::max(largest, group->point_count());
   for (const auto& side : model.interfaces) largest = std::max(largest, side->point_count());
-  return static_cast<int>(
-      std::max<int64_t>(1, (largest + plan_.batch_points - 1) / plan_.batch_points));
+  const auto& slices = sync_.slices;
+  const int count = slices.on() ? slices.count : 1;
+  const int64_t per_slice = (largest + count - 1) / count;
+  const int within = plan_.batch_points <= 0
+                         ? 1
+                         : static_cast<int>(std::max<int64_t>(
+                               1, (per_slice + plan_.batch_points - 1) / plan_.batch_points));
+  if (!slices.on()) return {within, 0, within};
+  // Slice k is parts [k within, (k + 1) within): the same rows whichever rank evaluates it.
+  return {count * within, slices.first * within, slices.end * within, true};
 }
 
 LocalLoss Trainer::group_terms(const SubdomainModel& model, bool create_graph,
@@ -40,7 +47,8 @@ void Trainer::backpropagate_part(LocalLoss& part, bool create_graph) {
   if (create_graph && part.total.defined() && part.total.requires_grad()) {
     if (measuring_terms_) {
       auto gradients = balancer_.term_gradients(part.probes, owned_parameters());
-      if (part_term_gradients_.empty())
+      // With slices each part's term gradients are kept apart and summed in slice order.
+      if (part_term_gradients_.empty() || sync_.slices.on())
         part_term_gradients_ = std::move(gradients);
       else
         for (std::size_t t = 0; t < gradients.size(); ++t) part_term_gradients_[t] += gradients[t];
@@ -51,28 +59,29 @@ void Trainer::backpropagate_part(LocalLoss& part, bool create_graph) {
 }
 
 LocalLoss Trainer::subdomain_loss(SubdomainModel& model, bool create_graph) {
-  const int chunks = chunks_of(model);
+  const Parts parts = parts_of(model);
   const auto interface_terms = [&](LocalLoss& loss, const physics::Chunk& chunk) {
     for (std::size_t k = 0; k < model.interfaces.size(); ++k)
       InterfaceCoupling::add_terms(
           loss, model, k, model.interfaces[k]->local_values(*model.fields, create_graph, chunk),
           weights_, chunk);
   };
-  if (chunks == 1) {
+  if (!parts.many()) {
     LocalLoss loss = group_terms(model, create_graph, {});
     interface_terms(loss, {});
     return loss;
   }
-  prepare_chunks(model, chunks);
+  if (parts.count > 1) prepare_chunks(model, parts.count);
   LocalLoss loss;
-  for (int c = 0; c < chunks; ++c) {
-    const physics::Chunk chunk{c, chunks};
+  for (int c = parts.first; c < parts.end; ++c) {
+    const physics::Chunk chunk{c, parts.count};
     LocalLoss part = group_terms(model, create_graph, chunk);
     interface_terms(part, chunk);
     backpropagate_part(part, create_graph);
+    if (sync_.slices.on()) record_slice_part(model, part, create_graph);
     loss.merge(std::move(part));
   }
-  return loss;
+  return sync_.slices.on() ? fold_slices(model) : loss;
 }
 
 void Trainer::backpropagate_rest(const LocalLoss& loss) {
@@ -109,11 +118,11 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   if (parts) parts->assign(owned_.size(), {0.0, 0.0});
   // A subdomain evaluated in parts sends its interface values without a graph and recomputes
   // each part's with one, so that no pass holds more than a part's graph.
-  std::vector<int> chunks(owned_.size());
+  std::vector<Parts> parts_per(owned_.size());
   std::vector<bool> graph(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
-    chunks[i] = chunks_of(*owned_[i]);
-    graph[i] = create_graph && chunks[i] == 1;
+    parts_per[i] = parts_of(*owned_[i]);
+    graph[i] = create_graph && !parts_per[i].many();
   }
   // Interface values first and sent at once; interior work overlaps the messages in flight.
   auto locals = coupling_.start(owned_, graph);
@@ -121,15 +130,18 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   std::vector<LocalLoss> interior(owned_.size());
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
-    if (chunks[i] > 1) prepare_chunks(model, chunks[i]);
-    for (int c = 0; c < chunks[i]; ++c) {
-      LocalLoss part = group_terms(model, create_graph, {c, chunks[i]});
-      if (chunks[i] > 1) backpropagate_part(part, create_graph);
+    const Parts& p = parts_per[i];
+    if (p.count > 1) prepare_chunks(model, p.count);
+    for (int c = p.first; c < p.end; ++c) {
+      LocalLoss part = group_terms(model, create_graph, {c, p.count});
+      if (p.many()) backpropagate_part(part, create_graph);
+      if (sync_.slices.on()) record_slice_part(model, part, create_graph);
       interior[i].merge(std::move(part));
       coupling_.progress();
     }
     // Before waiting: the rank whose own terms diverged reports first and ends the job.
     if (stop_on_nonfinite) check_finite(interior[i], model);
+    if (sync_.slices.on()) interior[i] = fold_slices(model);
   }
   if (parts)
     for (std::size_t i = 0; i < owned_.size(); ++i) (*parts)[i].first = value(interior[i]);
@@ -145,8 +157,9 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
     LocalLoss interface;
-    for (int c = 0; c < chunks[i]; ++c) {
-      const physics::Chunk chunk{c, chunks[i]};
+    const Parts& p = parts_per[i];
+    for (int c = p.first; c < p.end; ++c) {
+      const physics::Chunk chunk{c, p.count};
       LocalLoss part;
       for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
         const auto& side = *model.interfaces[k];
@@ -155,7 +168,7 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
                                : side.local_values(*model.fields, create_graph, chunk);
         InterfaceCoupling::add_terms(part, model, k, local, weights_, chunk);
       }
-      if (chunks[i] > 1) backpropagate_part(part, create_graph);
+      if (p.many()) backpropagate_part(part, create_graph);
       interface.merge(std::move(part));
     }
     if (parts) (*parts)[i].second = value(interface);
@@ -185,7 +198,10 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
       figures[2 * (terms * slots + s)] = value.item<double>();
     for (const auto& [s, count] : loss.jump_counts) figures[2 * (terms * slots + s) + 1] = count;
     // Without replicas each slot has one contributing rank, so adding the zeros of the others is
-    // exact. With replicas a slot sums its group's slices, in the order MPI reduces them.
+    // exact. With replicas a slot sums its group's slices, in the order MPI reduces them. With
+    // slices every rank of the group holds the group's sum already: only the first gives it.
+    if (sync_.slices.on() && sync_.slices.group.rank() > 0)
+      std::fill(figures.begin(), figures.end(), 0.0);
     comm_.sum_in_place(figures);
     record.loss = 0;
     for (std::size_t t = 0; t <= terms; ++t) {

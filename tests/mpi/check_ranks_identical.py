@@ -2,12 +2,14 @@
 """Runs one case on several rank counts and checks the results are bit-identical.
 
   check_ranks_identical.py --tessera BIN --mpiexec MPIEXEC --case CASE --out DIR [--ranks 1 2 4]
-                           [--set path=value]...
+                           [--set path=value]... [--slices K]
 
 Determinism (docs/architecture.md): with no shared parameters every random stream is keyed by
 subdomain, never by rank, so 1, 2 and 4 ranks must agree exactly (one thread per rank). Compares
 every history.jsonl line (all keys but the timings wall_s and time_s) for exact equality, and
 every dataset under /fields in <name>.h5 bitwise (same dtype, shape and bytes; NaNs included).
+With --slices K (fbpinn), also checks that run.json shows the K slices shared out: rank r of R
+evaluates slices [K r / R, K (r + 1) / R), so every rank does its part of the work.
 """
 import argparse
 import glob
@@ -72,6 +74,22 @@ def fields(out):
     return os.path.basename(files[0]), result
 
 
+def slice_failures(out, ranks, slices):
+    with open(os.path.join(out, "run.json")) as f:
+        run_record = json.load(f)
+    failures = []
+    if run_record["synchronisation"].get("slices") != slices:
+        failures.append(f"run.json on {ranks} rank(s): slices {run_record['synchronisation']}")
+    for r, placed in enumerate(run_record["ranks"]):
+        expected = [slices * r // ranks, slices * (r + 1) // ranks]
+        if placed.get("slices") != expected:
+            failures.append(
+                f"run.json on {ranks} rank(s): rank {r} has {placed}, expected "
+                f"slices {expected}"
+            )
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tessera", required=True)
@@ -81,6 +99,7 @@ def main():
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--set", action="append", default=[], dest="overrides")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--slices", type=int, default=0)
     args = parser.parse_args()
 
     outs = {ranks: run(args, ranks) for ranks in args.ranks}
@@ -92,6 +111,9 @@ def main():
         failures.append(f"{base_ranks} rank(s): history.jsonl is empty")
     if not base_fields:
         failures.append(f"{base_ranks} rank(s): /fields is empty")
+    if args.slices:
+        for ranks in args.ranks:
+            failures += slice_failures(outs[ranks], ranks, args.slices)
     for ranks in args.ranks[1:]:
         other = history(outs[ranks])
         if len(other) != len(base_history):

@@ -485,6 +485,10 @@ TEST_CASE("fbpinn: overlap and levels are read; what it cannot honour is refused
   CHECK_FALSE(c.training.collocation.adaptive.has_value());
   doc["training"]["collocation"]["adaptive"] = true;
   CHECK(io::case_from_json(doc, "p.json").training.collocation.adaptive.has_value());
+  // Slices: absent means the default the rank count decides; given, they are kept.
+  CHECK_FALSE(c.decomposition.slices.has_value());
+  doc["decomposition"]["slices"] = 12;
+  CHECK(io::case_from_json(doc, "p.json").decomposition.slices == 12);
 
   const auto refused = [&](const char* decomposition, const std::string& start,
                            const char* network = nullptr) {
@@ -503,6 +507,10 @@ TEST_CASE("fbpinn: overlap and levels are read; what it cannot honour is refused
           "cases/p.json: decomposition.levels[0].z: 'z' is not a coordinate");
   refused(R"({"method": "xpinn", "split": {"x": 2}, "overlap": 0.5})",
           "cases/p.json: decomposition.overlap: applies to the overlapping subdomains");
+  refused(R"({"method": "xpinn", "split": {"x": 2}, "slices": 4})",
+          "cases/p.json: decomposition.slices: applies to the overlapping subdomains");
+  refused(R"({"method": "fbpinn", "split": {"x": 2}, "slices": 0})",
+          "cases/p.json: decomposition.slices: ");
   refused(R"({"method": "fbpinn", "split": {"x": 2}})",
           "cases/p.json: network.fourier_features: the subdomain networks of \"fbpinn\" are plain",
           R"({"fourier_features": {"count": 8, "scale": 1}})");

@@ -22,7 +22,13 @@ struct Decomposition {
   /// `partition` then holds a single subdomain.
   std::vector<nn::WindowGrid> windows;
   double overlap = 0.5;
+  /// fbpinn: every rank trains the windowed sum, evaluating whole slices of every point set
+  /// (train::SliceShare); 0 for the other methods.
+  int slices = 0;
 };
+
+/// fbpinn's slices when the case gives none: enough for 4 ranks, or one per rank on more.
+constexpr int default_fbpinn_slices = 4;
 
 /// Cuts the problem's domain as the case says (`balance: measure`: recursive bisection into equal
 /// shares of the domain; for an irregular domain, a subdomain that misses the domain is an

@@ -98,6 +98,9 @@ struct DecompositionSpec {
   double overlap = 0.5;
   /// fbpinn: the coarser levels, each as pieces per coordinate (the finest is split/cuts).
   std::vector<std::map<std::string, int>> levels;
+  /// fbpinn: how many fixed slices every point set is cut into; ranks share whole slices and
+  /// sums run over slices in order (nullopt: 4, or the rank count when that is larger).
+  std::optional<int> slices;
 };
 
 struct NetworkSpec {

@@ -45,6 +45,8 @@ class Communicator {
   void max_in_place(std::vector<double>& values) const;
   /// Every rank's `text`, in rank order, on rank 0 (empty elsewhere). Collective over comm.
   std::vector<std::string> gather_to_root(const std::string& text) const;
+  /// Every rank's `bytes`, concatenated in rank order, on every rank. Collective over comm.
+  std::string all_gather(const std::string& bytes) const;
   /// Rank 0's `text` on every rank. Collective over comm.
   std::string broadcast_from_root(const std::string& text) const;
   /// Logical or of a flag over all ranks. Collective over comm.

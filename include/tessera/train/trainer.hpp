@@ -19,6 +19,7 @@
 #include "tessera/train/log_record.hpp"
 #include "tessera/train/loss_balancer.hpp"
 #include "tessera/train/plan.hpp"
+#include "tessera/train/slice_sums.hpp"
 #include "tessera/train/subdomain_model.hpp"
 
 namespace tessera::train {
@@ -49,6 +50,10 @@ struct GradientSync {
   /// single subdomain (ranks that own nothing then copy the owner's values after every chunk);
   /// otherwise they hold still during L-BFGS stages.
   bool parameters_in_lbfgs = false;
+  /// The ranks of the group share the points out by slices (fbpinn): each evaluates its own
+  /// slices and every sum over the group (gradients, loss figures, the balancing probes) runs
+  /// slice by slice in order, in place of the two all-reduces above.
+  SliceShare slices;
 };
 
 class Trainer {
@@ -79,9 +84,23 @@ class Trainer {
   /// (L-BFGS closures). Evaluated in parts (training.batch), each part is backpropagated here
   /// and only values come back; backpropagate_rest() then does nothing.
   LocalLoss subdomain_loss(SubdomainModel& model, bool create_graph);
+  /// The parts of a pass over a subdomain's points: `count` in all, this rank evaluating
+  /// [first, end).
+  struct Parts {
+    int count = 1, first = 0, end = 1;
+    bool sliced = false;  ///< each part is backpropagated and recorded on its own, even one
+    bool many() const { return count > 1 || sliced; }
+  };
   /// Parts per pass of `model`'s points: 1, or with plan_.batch_points its largest point set
-  /// over batch_points, rounded up.
-  int chunks_of(const SubdomainModel& model) const;
+  /// over batch_points, rounded up; with slices, that many per slice, this rank's slices only.
+  Parts parts_of(const SubdomainModel& model) const;
+  /// With slices: keeps what `part` (just backpropagated when `create_graph`) adds to the sums
+  /// and clears the gradients for the next part.
+  void record_slice_part(const SubdomainModel& model, const LocalLoss& part, bool create_graph);
+  /// With slices: the recorded parts of every rank summed in slice order into the gradients
+  /// and a LocalLoss of the whole pass (the same on every rank of the group). Collective over
+  /// the group.
+  LocalLoss fold_slices(const SubdomainModel& model);
   /// The terms of `model`'s loss groups on part `chunk` of their points.
   LocalLoss group_terms(const SubdomainModel& model, bool create_graph,
                         const physics::Chunk& chunk) const;
@@ -187,6 +206,7 @@ class Trainer {
   /// are taken before its graph goes, and summed here.
   bool measuring_terms_ = false;
   std::vector<torch::Tensor> part_term_gradients_;
+  std::vector<SliceRecord> slice_records_;  ///< this pass's parts so far (with slices)
   int64_t last_checkpoint_ = -1;
   std::string stop_reason_;
   std::map<std::string, double> weights_;
