@@ -73,7 +73,8 @@ SliceRecord fold_slice_records(const parallel::Communicator& group,
 torch::Tensor flat_gradients(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> pieces;
   for (const auto& t : tensors)
-    pieces.push_back(t.grad().defined() ? t.grad().reshape({-1}) : torch::zeros({t.numel()}, t.options()));
+    pieces.push_back(t.grad().defined() ? t.grad().reshape({-1})
+                                        : torch::zeros({t.numel()}, t.options()));
   return pieces.empty() ? torch::Tensor() : torch::cat(pieces);
 }
 

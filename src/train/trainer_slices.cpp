@@ -76,8 +76,7 @@ LocalLoss Trainer::fold_slices(const SubdomainModel& model) {
     loss.counts[name][model.id] = counts;
   }
   if (sum.gradient.defined() && sync_.parameters)
-    for (auto p : sync_.parameters->raw())
-      p.mutable_grad() = torch::full_like(p, f[k++]);
+    for (auto p : sync_.parameters->raw()) p.mutable_grad() = torch::full_like(p, f[k++]);
   if (measuring_terms_) {
     int64_t size = 0;
     for (const auto& t : tensors) size += t.numel();

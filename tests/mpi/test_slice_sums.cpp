@@ -83,7 +83,8 @@ TEST_CASE("the fold of the slices is the same bits on every rank count") {
         // The records are such that grouping shows: pairwise sums give other bits.
         if (gradient && count == 8) {
           auto pairs = (all[0].gradient + all[1].gradient) + (all[2].gradient + all[3].gradient);
-          pairs = pairs + ((all[4].gradient + all[5].gradient) + (all[6].gradient + all[7].gradient));
+          pairs =
+              pairs + ((all[4].gradient + all[5].gradient) + (all[6].gradient + all[7].gradient));
           CHECK_FALSE(torch::equal(pairs, sum.gradient));
         }
       }

@@ -18,16 +18,16 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run(tessera, ranks, iterations, out, overrides=None):
-    """One poisson2d_xpinn job of `iterations` Adam steps; `overrides` maps case keys to extra
-    --set values. Returns its per-phase table and final history record."""
+def run(tessera, ranks, iterations, out, overrides=None, case=None):
+    """One job of `iterations` Adam steps of `case` (default poisson2d_xpinn); `overrides` maps
+    case keys to extra --set values. Returns its per-phase table and final history record."""
     command = [
         "mpiexec.mpich",
         "-n",
         str(ranks),
         tessera,
         "run",
-        os.path.join(ROOT, "cases", "poisson2d_xpinn.json"),
+        case or os.path.join(ROOT, "cases", "poisson2d_xpinn.json"),
         "--set",
         f'training.stages=[{{"optimizer":"adam","iterations":{iterations}}}]',
         "--set",
