@@ -72,8 +72,9 @@ int partition_command(const CommandLine& line) {
     windows = nn::Fbpinn(fbpinn_options(c, problem, d)).ptr();
     console.out() << "case " << c.name << ": fbpinn, " << windows->subdomains()
                   << " overlapping subdomains on " << d.windows.size()
-                  << " level(s), summed into one network trained on rank 0"
-                  << (d.replicas > 1 ? " and its replicas" : "") << "\n";
+                  << " level(s), summed into one network; " << d.replicas
+                  << " rank(s) train it on their shares of " << d.slices
+                  << " slices of every point set\n";
     print_supports(console.out(), d, *windows);
   } else {
     std::ostream& out = console.out();
