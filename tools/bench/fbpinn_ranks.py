@@ -68,9 +68,7 @@ def main():
         ms = statistics.median(walls[ranks])
         same = "yes" if finals[ranks] == finals[base_ranks] else "NO"
         note = f"  (oversubscribed: {ranks} ranks on {cores} cores)" if ranks > cores else ""
-        print(
-            f"{ranks:>5} {slices[ranks]:>6} {1000 * ms:>9.2f} {base / ms:>9.2f} {same:>10}{note}"
-        )
+        print(f"{ranks:>5} {slices[ranks]:>6} {1000 * ms:>9.2f} {base / ms:>9.2f} {same:>10}{note}")
     return 0 if all(finals[r] == finals[base_ranks] for r in args.ranks) else 1
 
 
