@@ -180,10 +180,11 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   const auto region = subdomain_region(p, d.partition.subdomains().at(id));
   auto model = std::make_unique<train::SubdomainModel>();
   model->id = id;
+  std::shared_ptr<nn::FbpinnImpl> windowed_sum;
   if (d.method == io::DecompositionMethod::fbpinn) {
     nn::Fbpinn network(fbpinn_options(c, p, d));
     network->to(p.device, p.dtype);
-    model->network = network.ptr();
+    model->network = windowed_sum = network.ptr();
     model->fields = std::make_unique<physics::FieldEvaluator>(
         [network](const torch::Tensor& x) mutable { return network->forward(x); },
         derivative_engine(c, network), std::move(parameters));
@@ -230,6 +231,12 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
     }
   }
   model->interfaces = interface_sides(c, p, d, id, replica);
+  if (windowed_sum) {
+    // A step evaluates every group's points (a periodic group's two faces) in this rank's
+    // slices; a few more for the error and output grids.
+    const int slices_here = (d.slices + d.replicas - 1) / d.replicas;
+    windowed_sum->keep_plans(2 * model->groups.size() * static_cast<std::size_t>(slices_here) + 4);
+  }
   return model;
 }
 

@@ -246,12 +246,8 @@ std::vector<LevelPlan> FbpinnImpl::plans(const torch::Tensor& x) const {
   std::vector<LevelPlan> levels;
   for (std::size_t level = 0; level < options_.levels.size(); ++level)
     levels.push_back(plan_level(coordinates, level));
-  // A step evaluates a few point sets (equations, conditions, observations), each the same
-  // until the next redraw, and each in several slices when the ranks share them: the plans of
-  // one rank's slices together take no more than those of whole sets.
-  constexpr std::size_t kept = 64;
   recent_plans_.emplace_front(coordinates.clone(), levels);
-  if (recent_plans_.size() > kept) recent_plans_.pop_back();
+  if (recent_plans_.size() > plans_kept_) recent_plans_.pop_back();
   return levels;
 }
 

@@ -20,6 +20,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -106,6 +107,9 @@ class FbpinnImpl : public Network {
 
   /// Every level's plan for the points x [n, inputs] (its values only; no graph).
   std::vector<LevelPlan> plans(const torch::Tensor& x) const;
+  /// Keeps the plans of the last `count` point sets (default 8): as many as a training step
+  /// evaluates, slices included, so that none is rebuilt before the points are redrawn.
+  void keep_plans(std::size_t count) { plans_kept_ = std::max<std::size_t>(1, count); }
   /// Per subdomain: the centre and half-width of the box its network normalises over (its
   /// support along cut axes, the whole box along the others) [J, inputs], and whether each axis
   /// has a window factor (1) or not (0) [J, inputs].
@@ -142,6 +146,7 @@ class FbpinnImpl : public Network {
   std::vector<torch::Tensor> biases_;   ///< [J, 1, out] per layer
   /// The plans of the point sets seen last, most recent first, with a copy of their points.
   mutable std::deque<std::pair<torch::Tensor, std::vector<LevelPlan>>> recent_plans_;
+  std::size_t plans_kept_ = 8;
 };
 
 TORCH_MODULE(Fbpinn);
