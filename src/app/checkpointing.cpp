@@ -59,7 +59,7 @@ void maybe_inject_fault(int64_t iteration) {
 
 std::string write_checkpoint(const parallel::Communicator& comm, const std::string& output,
                              train::CheckpointState& state, const nlohmann::json& identity,
-                             const nlohmann::json& run) {
+                             const nlohmann::json& run, int slices) {
   const auto& position = state.position;
   const std::string directory = io::checkpoint_directory(output, position.iteration);
   if (comm.rank() == 0) {
@@ -100,6 +100,7 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
   manifest["weights"] = position.weights;
   manifest["shared"] = static_cast<bool>(state.shared);
   manifest["ranks"] = comm.size();
+  if (slices > 0) manifest["slices"] = slices;
   io::write_manifest(directory, manifest);
   io::prune_checkpoints(output, 2, run.value("run_id", std::string()));
   return "";
@@ -140,11 +141,18 @@ train::RestoredCheckpoint read_checkpoint(const std::string& directory,
 std::optional<train::RestoredCheckpoint> restore_checkpoint(const std::string& directory,
                                                             const RankModels& rank,
                                                             const nlohmann::json& identity,
-                                                            Console& console) {
+                                                            Console& console, int slices) {
   if (directory.empty()) return std::nullopt;
   auto restored = read_checkpoint(directory, rank.owned_ids(), identity);
   console.out() << "tessera: continuing from the checkpoint at iteration "
                 << restored.position.iteration << "\n";
+  const int written_with = io::read_manifest(directory).value("slices", 0);
+  if (written_with > 0 && written_with != slices)
+    console.out() << "tessera: note: the checkpoint was written with " << written_with
+                  << " slices of the points and this run sums over " << slices
+                  << ", so it agrees with a run that kept " << written_with
+                  << " to rounding only; set decomposition.slices to " << written_with
+                  << " (on at most " << written_with << " ranks) to continue bit for bit\n";
   return restored;
 }
 

@@ -30,7 +30,8 @@ int train_and_write(const parallel::Communicator& comm, const Setup& setup, cons
 
   // 4. The checkpoint to continue from, when the claim found one.
   const auto identity = checkpoint_identity(setup);
-  auto restored = restore_checkpoint(claim.restart, rank, identity, console);
+  auto restored =
+      restore_checkpoint(claim.restart, rank, identity, console, setup.decomposition.slices);
 
   // 5. Train, reporting at log iterations.
   RunReporter reporter(comm, setup, restored, console);

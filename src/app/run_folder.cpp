@@ -166,9 +166,11 @@ std::optional<std::pair<std::size_t, std::string>> stage_key(const std::string& 
 /// reports, how subdomains are placed on ranks, and the schedule of the stages not yet finished.
 bool is_allowed_difference(const std::string& path, std::size_t stages, std::size_t open_stage) {
   if (path == "device" || path == "output" || path.rfind("output.", 0) == 0) return true;
-  // How the subdomains are spread over ranks does not change the results.
-  for (const char* key : {"training.log_every", "training.checkpoint_every", "training.time_limit",
-                          "decomposition.ranks_per_subdomain", "decomposition.balance"})
+  // How the subdomains and points are spread over ranks does not change the results (slices:
+  // beyond rounding, which the continued run notes).
+  for (const char* key :
+       {"training.log_every", "training.checkpoint_every", "training.time_limit",
+        "decomposition.ranks_per_subdomain", "decomposition.balance", "decomposition.slices"})
     if (path == key) return true;
   const auto stage = stage_key(path);
   if (!stage) return false;

@@ -19,8 +19,8 @@ train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohm
   train::TrainerCallbacks callbacks;
   callbacks.errors = [&evaluator] { return evaluator.relative_errors(); };
   callbacks.on_checkpoint = [this, identity, run](train::CheckpointState& state) {
-    const auto failure =
-        write_checkpoint(comm_, setup_.input.output.directory, state, identity, run);
+    const auto failure = write_checkpoint(comm_, setup_.input.output.directory, state, identity,
+                                          run, setup_.decomposition.slices);
     unwritten_checkpoint_ = failure.empty() ? -1 : state.position.iteration;
     if (!failure.empty() && console_.root()) console_.warning(failure);
   };

@@ -22,9 +22,11 @@ namespace tessera::app {
 /// leaves the checkpoint without its manifest, so it never counts, and every rank removes the
 /// files it wrote for it: returns what happened, on
 /// every rank, for a warning; "" when the checkpoint is complete.
+/// `slices`: the fbpinn slices of the points the run sums over (0 for the other methods),
+/// recorded so that a continuation can say when it sums over other slices.
 std::string write_checkpoint(const parallel::Communicator& comm, const std::string& output,
                              train::CheckpointState& state, const nlohmann::json& identity,
-                             const nlohmann::json& run);
+                             const nlohmann::json& run, int slices = 0);
 
 /// The checkpoint folder `directory` read for the subdomains in `owned`, after checking that
 /// its identity matches this run's. Errors say what is missing or different and how to go on.
@@ -33,10 +35,11 @@ train::RestoredCheckpoint read_checkpoint(const std::string& directory,
                                           const nlohmann::json& identity);
 
 /// The checkpoint folder `directory` for this rank's subdomains (nullopt when it is "": a fresh
-/// run); rank 0 says where the run continues.
+/// run); rank 0 says where the run continues, and notes when the checkpoint was written with
+/// other fbpinn slices than this run's `slices` (the sums are then grouped differently).
 std::optional<train::RestoredCheckpoint> restore_checkpoint(const std::string& directory,
                                                             const RankModels& rank,
                                                             const nlohmann::json& identity,
-                                                            Console& console);
+                                                            Console& console, int slices = 0);
 
 }  // namespace tessera::app
