@@ -77,7 +77,7 @@ TEST_CASE("the fold of the slices is the same bits on every rank count") {
         // Adding each rank's partial sum instead would group the additions differently.
         std::vector<SliceRecord> all;
         for (int k = 0; k < count; ++k) all.push_back(record_of(k, dtype, gradient));
-        const auto alone = fold_slice_records(Communicator(MPI_COMM_SELF), all);
+        const auto alone = fold_slice_records(Communicator::self(), all);
         CHECK(alone.figures == sum.figures);
         if (gradient) CHECK(torch::equal(alone.gradient, sum.gradient));
         // The records are such that grouping shows: pairwise sums give other bits.

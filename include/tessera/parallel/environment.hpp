@@ -34,6 +34,8 @@ class Communicator {
  public:
   explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD) : comm_(comm) {}
   static Communicator world() { return Communicator(MPI_COMM_WORLD); }
+  /// This rank alone.
+  static Communicator self() { return Communicator(MPI_COMM_SELF); }
 
   int rank() const;
   int size() const;

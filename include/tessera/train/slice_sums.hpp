@@ -7,7 +7,6 @@
 /// run on any other number of ranks with the same slices.
 #include <torch/types.h>
 
-#include <string>
 #include <vector>
 
 #include "tessera/parallel/environment.hpp"
@@ -20,7 +19,7 @@ struct SliceShare {
   int count = 0;  ///< 0: the points are not shared out by slices
   int first = 0, end = 0;
   /// The ranks that share the slices (this rank alone when there is one).
-  parallel::Communicator group{MPI_COMM_SELF};
+  parallel::Communicator group = parallel::Communicator::self();
 
   bool on() const { return count > 0; }
   static SliceShare of(int count, int index, int ranks, parallel::Communicator group);
