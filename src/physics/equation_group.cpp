@@ -16,6 +16,19 @@ torch::Tensor Chunk::rows(const torch::Tensor& x) const {
   return x.slice(0, first(n), end(n));
 }
 
+torch::Tensor Probe::value() const {
+  if (!residual.defined() || residual.numel() == 0) return {};
+  const auto r = residual.reshape({residual.size(0), -1});
+  const auto opts = torch::TensorOptions().dtype(torch::kLong).device(r.device());
+  const auto row = torch::arange(first, first + r.size(0), opts).unsqueeze(1);
+  const auto column = torch::arange(r.size(1), opts).unsqueeze(0);
+  // A linear congruential step of the element's index; its bit 16 is the sign.
+  const auto index = row * r.size(1) + column;
+  const auto bit = (index * 1103515245 + 12345).floor_divide(65536).remainder(2);
+  const auto signs = (1 - 2 * bit).to(r.scalar_type());
+  return (signs * r).sum() / std::sqrt(static_cast<double>(std::max<int64_t>(whole, 1)));
+}
+
 TermValue Replica::term(std::string name, torch::Tensor mean_square, const torch::Tensor& residual,
                         int64_t held, int64_t all, const Chunk& chunk) const {
   // This replica's rows start at all * index / count of the whole sample, the chunk's rows at
@@ -23,20 +36,8 @@ TermValue Replica::term(std::string name, torch::Tensor mean_square, const torch
   const int64_t first = (count > 1 ? all * index / count : 0) + chunk.first(held);
   const int64_t whole = count > 1 ? all : held;
   const int64_t rows = chunk.end(held) - chunk.first(held);
-  torch::Tensor probe;
-  if (residual.defined() && residual.numel() > 0) {
-    const auto r = residual.reshape({residual.size(0), -1});
-    const auto opts = torch::TensorOptions().dtype(torch::kLong).device(r.device());
-    const auto row = torch::arange(first, first + r.size(0), opts).unsqueeze(1);
-    const auto column = torch::arange(r.size(1), opts).unsqueeze(0);
-    // A linear congruential step of the element's index; its bit 16 is the sign.
-    const auto index = row * r.size(1) + column;
-    const auto bit = (index * 1103515245 + 12345).floor_divide(65536).remainder(2);
-    const auto signs = (1 - 2 * bit).to(r.scalar_type());
-    probe = (signs * r).sum() / std::sqrt(static_cast<double>(std::max<int64_t>(whole, 1)));
-  }
   return {std::move(name), std::move(mean_square), rows, count > 1 || chunk.count > 1 ? whole : 0,
-          probe};
+          Probe{residual, first, whole}};
 }
 
 torch::Tensor mean_square(const torch::Tensor& residual) {

@@ -14,7 +14,7 @@ void LocalLoss::add(const physics::TermValue& term, int subdomain, double weight
   const auto part = term.total_count > 0 ? term.mean_square * term.share() : term.mean_square;
   accumulate(total, weight * part);
   accumulate(terms[term.name], part);
-  if (term.probe.defined()) accumulate(probes[term.name], term.probe);
+  if (term.probe.residual.defined()) probes[term.name].push_back(term.probe);
   accumulate(sums[term.name][subdomain],
              term.mean_square.detach() * static_cast<double>(term.count));
   counts[term.name][subdomain] += static_cast<double>(term.count);
@@ -23,7 +23,8 @@ void LocalLoss::add(const physics::TermValue& term, int subdomain, double weight
 void LocalLoss::merge(LocalLoss&& other) {
   if (other.total.defined()) accumulate(total, other.total);
   for (auto& [name, t] : other.terms) accumulate(terms[name], t);
-  for (auto& [name, t] : other.probes) accumulate(probes[name], t);
+  for (auto& [name, list] : other.probes)
+    for (auto& probe : list) probes[name].push_back(std::move(probe));
   for (auto& [name, per] : other.sums)
     for (auto& [s, t] : per) accumulate(sums[name][s], t);
   for (auto& [name, per] : other.counts)

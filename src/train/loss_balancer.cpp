@@ -12,16 +12,20 @@ LossBalancer::LossBalancer(AdaptiveWeighting settings, std::vector<std::string> 
 }
 
 std::vector<torch::Tensor> LossBalancer::term_gradients(
-    const std::map<std::string, torch::Tensor>& probes,
+    const std::map<std::string, std::vector<physics::Probe>>& probes,
     const std::vector<torch::Tensor>& parameters) const {
   int64_t size = 0;
   for (const auto& p : parameters) size += p.numel();
   std::vector<torch::Tensor> gradients;
   for (const auto& name : term_names_) {
     auto flat = torch::zeros({size}, torch::kFloat64);
-    auto it = probes.find(name);
-    if (it != probes.end() && !parameters.empty() && it->second.requires_grad()) {
-      const auto grads = torch::autograd::grad({it->second}, parameters, {},
+    torch::Tensor probe;
+    if (auto it = probes.find(name); it != probes.end())
+      for (const auto& part : it->second)
+        if (const auto value = part.value(); value.defined())
+          probe = probe.defined() ? probe + value : value;
+    if (probe.defined() && !parameters.empty() && probe.requires_grad()) {
+      const auto grads = torch::autograd::grad({probe}, parameters, {},
                                                /*retain_graph=*/true, /*create_graph=*/false,
                                                /*allow_unused=*/true);
       int64_t offset = 0;

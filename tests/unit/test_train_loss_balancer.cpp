@@ -26,9 +26,13 @@ train::AdaptiveWeighting settings(double alpha) {
 TEST_CASE("term gradients are flattened per term over all parameters") {
   auto a = torch::tensor({1.0, 2.0}, torch::kFloat64).set_requires_grad(true);
   auto b = torch::tensor({3.0}, torch::kFloat32).set_requires_grad(true);
-  const std::map<std::string, torch::Tensor> terms = {
-      {"pde", a.pow(2).sum()},                                  // gradient (2, 4 | 0)
-      {"walls", (3 * b).sum().to(torch::kFloat64) + a[0] * 2},  // gradient (2, 0 | 3)
+  // One row at index 0 of a one-point term: the probe is the residual itself (sign +1).
+  const auto probe = [](const torch::Tensor& r) {
+    return std::vector<physics::Probe>{{r.reshape({1}), 0, 1}};
+  };
+  const std::map<std::string, std::vector<physics::Probe>> terms = {
+      {"pde", probe(a.pow(2).sum())},                                  // gradient (2, 4 | 0)
+      {"walls", probe((3 * b).sum().to(torch::kFloat64) + a[0] * 2)},  // gradient (2, 0 | 3)
   };
   train::LossBalancer balancer(settings(0.9), {"pde", "walls", "absent"});
   const auto gradients = balancer.term_gradients(terms, {a, b});
@@ -56,7 +60,7 @@ TEST_CASE("a probe's squared gradient norm estimates the mean of |grad r(x)|^2")
   const auto r = phi.matmul(theta);
   const auto term = physics::Replica{}.term("pde", r.pow(2).mean(), r, 4000, 4000);
   train::LossBalancer balancer(settings(0.9), {"pde"});
-  const auto q = balancer.term_gradients({{"pde", term.probe}}, {theta})[0].pow(2).sum();
+  const auto q = balancer.term_gradients({{"pde", {term.probe}}}, {theta})[0].pow(2).sum();
   const double target = phi.pow(2).sum(1).mean().item<double>();
   CHECK(q.item<double>() == doctest::Approx(target).epsilon(0.2));
   // Two replicas' probes add up to the single rank's.
@@ -64,8 +68,8 @@ TEST_CASE("a probe's squared gradient norm estimates the mean of |grad r(x)|^2")
       physics::Replica{0, 2}.term("pde", r.pow(2).mean(), r.slice(0, 0, 2000), 2000, 4000);
   const auto high =
       physics::Replica{1, 2}.term("pde", r.pow(2).mean(), r.slice(0, 2000), 2000, 4000);
-  const auto joined = balancer.term_gradients({{"pde", low.probe + high.probe}}, {theta})[0];
-  const auto single = balancer.term_gradients({{"pde", term.probe}}, {theta})[0];
+  const auto joined = balancer.term_gradients({{"pde", {low.probe, high.probe}}}, {theta})[0];
+  const auto single = balancer.term_gradients({{"pde", {term.probe}}}, {theta})[0];
   CHECK(torch::allclose(joined, single, 1e-12, 1e-12));
 }
 
@@ -84,7 +88,7 @@ TEST_CASE("a satisfied term does not get a runaway weight") {
   std::map<std::string, double> weights = {{"drive", 1.0}, {"gauge", 1.0}};
   std::vector<double> q;
   for (const auto& g :
-       balancer.term_gradients({{"drive", drive.probe}, {"gauge", gauge.probe}}, {x}))
+       balancer.term_gradients({{"drive", {drive.probe}}, {"gauge", {gauge.probe}}}, {x}))
     q.push_back(g.pow(2).sum().item<double>());
   balancer.update(q, weights);
   CHECK(weights["drive"] == doctest::Approx(2.0));

@@ -15,6 +15,21 @@
 
 namespace tessera::physics {
 
+/// What a term's balancing probe is formed from: sum over rows x and columns c of e_xc r_xc /
+/// sqrt(points of the whole term), with e_xc = +-1 a fixed pattern keyed by the row's index in
+/// the whole sample. Its gradient's squared norm is, in expectation over the signs, the mean
+/// over points of |grad r(x)|^2 (the trace of the term's neural tangent kernel per point), which
+/// loss balancing measures. Replicas' probes add up to the whole term's. Only the residual is
+/// kept; the probe is formed when balancing asks for it, not at every evaluation.
+struct Probe {
+  torch::Tensor residual;  ///< per-point residuals [rows] or [rows, k]; undefined: no probe
+  int64_t first = 0;       ///< the first row's index in the whole sample
+  int64_t whole = 1;       ///< points of the whole term
+
+  /// The probe (0-d, on the residual's graph); undefined without residual rows.
+  torch::Tensor value() const;
+};
+
 /// One loss term on this rank: the mean of the squared residual over `count` points.
 /// Global figures are formed from (mean * count, count) sums, never averages of averages.
 struct TermValue {
@@ -25,12 +40,7 @@ struct TermValue {
   /// rank holds all). The replica's share of the loss is mean_square * count / total_count, so
   /// the replicas' gradients sum to the gradient of the mean over every point.
   int64_t total_count = 0;
-  /// sum over rows x and columns c of e_xc r_xc / sqrt(points of the whole term), with e_xc = +-1
-  /// a fixed pattern keyed by the row's index in the whole sample: the gradient's squared norm
-  /// is, in expectation over the signs, the mean over points of |grad r(x)|^2 (the trace of the
-  /// term's neural tangent kernel per point), which loss balancing measures. Replicas' probes
-  /// add up to the whole term's.
-  torch::Tensor probe;
+  Probe probe;
 
   /// count / total_count (1 without replicas).
   double share() const {

@@ -4,6 +4,7 @@
 /// so reductions never depend on which rank owns which subdomain.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/loss_group.hpp"
@@ -14,9 +15,9 @@ struct LocalLoss {
   torch::Tensor total;  ///< weighted sum over the included subdomains, differentiable
   std::map<std::string, std::map<int, torch::Tensor>> sums;  ///< term -> subdomain -> mean*count
   std::map<std::string, std::map<int, double>> counts;
-  std::map<std::string, torch::Tensor> terms;   ///< term -> differentiable sum of means
-  std::map<std::string, torch::Tensor> probes;  ///< term -> sum of TermValue::probe
-  std::map<int, torch::Tensor> jump_sums;       ///< subdomain -> sum of squared field jumps
+  std::map<std::string, torch::Tensor> terms;  ///< term -> differentiable sum of means
+  std::map<std::string, std::vector<physics::Probe>> probes;  ///< term -> its parts' probes
+  std::map<int, torch::Tensor> jump_sums;  ///< subdomain -> sum of squared field jumps
   std::map<int, double> jump_counts;
 
   /// Adds one term of `subdomain` with `weight`; a replica adds its share of the global mean.

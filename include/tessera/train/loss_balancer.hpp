@@ -12,13 +12,14 @@
 /// wall that is already still pulls as hard as the unsolved term that drives the flow, and
 /// training settles on the trivial solution. s_i measures how stiff a term is, not how small
 /// its residual already is, and stays finite as the residual goes to zero. It is estimated
-/// from each term's probe (physics::TermValue::probe): one backward pass per term.
+/// from each term's probe (physics::Probe): one backward pass per term.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/physics/loss_group.hpp"
 #include "tessera/train/plan.hpp"
 
 namespace tessera::train {
@@ -33,10 +34,12 @@ class LossBalancer {
     return settings_.enabled && stage_step % settings_.every == 0;
   }
 
-  /// Each term's probe gradient over `parameters`, flattened into one float64 vector (zeros for
-  /// a term absent from `probes` or without a graph), in term_names order.
-  std::vector<torch::Tensor> term_gradients(const std::map<std::string, torch::Tensor>& probes,
-                                            const std::vector<torch::Tensor>& parameters) const;
+  /// Each term's probe gradient over `parameters` (the gradient of the sum of its parts'
+  /// probes, in their order), flattened into one float64 vector (zeros for a term absent from
+  /// `probes` or without a graph), in term_names order.
+  std::vector<torch::Tensor> term_gradients(
+      const std::map<std::string, std::vector<physics::Probe>>& probes,
+      const std::vector<torch::Tensor>& parameters) const;
 
   /// Moves `weights` toward the balancing weights of the terms' global q (the squared probe
   /// gradient norms summed over every network), in term_names order; a term with q = 0 keeps its
