@@ -10,7 +10,11 @@
 //                      forward engine (stacked per-layer products over a padded batch);
 //   fbpinn reverse     the same network by the reverse engine (autograd of autograd);
 //   separate networks  pieces^2 nn::Mlp, each on the points of its own cell, one after the
-//                      other (how XPINN subdomains on one rank are evaluated).
+//                      other (how XPINN subdomains on one rank are evaluated);
+//   stacked networks   pieces^2 networks stored as stacked weights (as nn::Fbpinn stores its
+//                      subdomains') and evaluated as one grouped node, each on its own cell's
+//                      points: every point meets one network, so the products are the one
+//                      network's and the difference is the cost of batching alone.
 // The figure to quote is the median time per call and its ratio to the one network's. Each
 // FBPINN point meets (1 + overlap)^2 supports on average in the interior, so its products do
 // that many times the one network's work; at a small overlap the batch is close to one
@@ -26,6 +30,7 @@
 
 #include "tessera/autodiff/reverse.hpp"
 #include "tessera/autodiff/taylor.hpp"
+#include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/nn/fbpinn.hpp"
 #include "tessera/nn/mlp.hpp"
@@ -108,6 +113,49 @@ int main(int argc, char** argv) {
     cell_points.push_back(x.index_select(0, (cell_id == j).nonzero().squeeze(1)));
   }
 
+  // The stacked networks' rows: each cell's points rounded up to whole blocks of the node, the
+  // cells one after the other; `real_rows` picks the points back out of the padded batch.
+  const auto layout = autodiff::taylor::stream_layout(kFirst);
+  const int64_t block = autodiff::taylor::cpu_block_points(torch::kFloat32, layout.count(),
+                                                           points / (pieces * pieces));
+  std::vector<int64_t> group_rows, starts;
+  std::vector<int64_t> real_rows;
+  int64_t padded_rows = 0;
+  for (const auto& points_of_cell : cell_points) {
+    const int64_t n = points_of_cell.size(0);
+    starts.push_back(padded_rows);
+    for (int64_t i = 0; i < n; ++i) real_rows.push_back(padded_rows + i);
+    group_rows.push_back((n + block - 1) / block * block);
+    padded_rows += group_rows.back();
+  }
+  const auto real = torch::tensor(real_rows, torch::kLong);
+  // As each network's own feature streams: (x - shift) * scale and d/dx_a = scale_a e_a. They
+  // depend on the points only, so a training pass builds them once per sample.
+  const auto stacked_features = [&] {
+    auto f = torch::zeros({layout.count(), padded_rows, int64_t{2}});
+    for (std::size_t j = 0; j < separate.size(); ++j) {
+      const auto& network = *separate[j];
+      const int64_t n = cell_points[j].size(0);
+      f[0].narrow(0, starts[j], n).copy_((cell_points[j] - network.shift()) * network.scale());
+      for (int a = 0; a < 2; ++a)
+        f[1 + a].narrow(0, starts[j], n).select(1, a).fill_(network.scale()[a]);
+    }
+    return f;
+  }();
+  // The separate networks' initial weights, stored stacked: one leaf per layer for all cells.
+  // (Stacking separately stored parameters at every call, and splitting the gradient back,
+  // costs a LibTorch operation per network and layer each way.)
+  std::vector<torch::Tensor> stacked_weights, stacked_biases;
+  for (std::size_t layer = 0; layer < separate.front()->biases().size(); ++layer) {
+    std::vector<torch::Tensor> w, b;
+    for (const auto& network : separate) {
+      w.push_back(network->weights()[layer].detach());
+      b.push_back(network->biases()[layer].detach());
+    }
+    stacked_weights.push_back(torch::stack(w).set_requires_grad(true));
+    stacked_biases.push_back(torch::stack(b).set_requires_grad(true));
+  }
+
   const std::vector<std::pair<const char*, std::function<void()>>> variants{
       {"one network",
        [&] {
@@ -132,6 +180,15 @@ int main(int argc, char** argv) {
                residual_loss(autodiff::taylor_partials(*separate[j], cell_points[j], kFirst, true));
            loss.backward();
          }
+       }},
+      {"stacked networks",
+       [&] {
+         const auto out = autodiff::taylor::grouped_network_streams_cpu(
+             stacked_features, stacked_weights, stacked_biases, nn::Activation::tanh, layout,
+             group_rows, block);
+         const auto at_points = out.index_select(1, real);
+         auto loss = torch::square(at_points[1] + at_points[2]).sum();
+         loss.backward();
        }},
   };
   std::vector<std::vector<double>> ms(variants.size());
