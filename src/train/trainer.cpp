@@ -185,7 +185,7 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
     const double lr = scheduled_lr(stage, k);
     LocalLoss loss;
     {
-      core::ScopedTimer timer(compute_s_);
+      core::ExclusiveTimer timer(compute_s_, sync_s_);
       const auto& adaptive = plan_.adaptive_points;
       if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
         resample_all(owned_, /*equations=*/!adaptive);
@@ -270,7 +270,7 @@ void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
         std::min({stage.iterations - done, to_log, exchanges ? to_exchange : to_log});
     LocalLoss loss;
     {
-      core::ScopedTimer timer(compute_s_);
+      core::ExclusiveTimer timer(compute_s_, sync_s_);
       coupling_.start(owned_, /*create_graph=*/false);
       coupling_.finish(owned_);
       for (std::size_t i = 0; i < owned_.size(); ++i) {

@@ -91,7 +91,7 @@ void Trainer::run_joint_quasi_newton(const StagePlan& stage, int64_t first_step)
     JointPoint point;
     std::vector<std::pair<double, double>> parts;
     {
-      core::ScopedTimer timer(compute_s_);
+      core::ExclusiveTimer timer(compute_s_, sync_s_);
       point.loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/true,
                                      /*stop_on_nonfinite=*/true, &parts);
       backpropagate_rest(point.loss);

@@ -228,7 +228,8 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
   if (callbacks_.errors) record.rel_l2 = callbacks_.errors();
   if (sync_.parameters) record.parameters = sync_.parameters->current();
   record.wall_s = wall_seconds();
-  // The compute timer encloses the exchange; report the phases as disjoint shares.
+  // The compute timer encloses the exchange and the wait (not the sync, which it leaves out);
+  // report the phases as disjoint shares.
   const double exchange_s = coupling_.exchange_seconds();
   const double wait_s = coupling_.wait_seconds();
   record.time_s = {{"compute", compute_s_ - exchange_s - wait_s},

@@ -1,8 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "tessera/core/error.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/core/text.hpp"
+#include "tessera/core/timer.hpp"
 
 using namespace tessera;
 
@@ -58,4 +62,23 @@ TEST_CASE("TESSERA_CHECK throws tessera::Error with the streamed message") {
   } catch (const Error& e) {
     CHECK(std::string(e.what()) == "arithmetic says 2");
   }
+}
+
+TEST_CASE("an exclusive timer leaves out the nested phase's time") {
+  // A 30 ms phase with a 20 ms phase timed inside it: the outer total gets only its own part,
+  // so the two add up to the elapsed time instead of counting the inner one twice.
+  double outer = 0, inner = 0;
+  const double start = core::now_seconds();
+  {
+    core::ExclusiveTimer timer(outer, inner);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    {
+      core::ScopedTimer nested(inner);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  const double elapsed = core::now_seconds() - start;
+  CHECK(inner >= 0.020);
+  CHECK(outer >= 0.010);
+  CHECK(outer + inner <= elapsed);
 }

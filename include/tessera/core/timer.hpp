@@ -23,4 +23,22 @@ class ScopedTimer {
   double start_;
 };
 
+/// Adds the time between construction and destruction to `total`, less what `nested` (the
+/// total of another phase, timed inside this one) grew by meanwhile, so that the two phases
+/// stay disjoint: a gradient sum timed as synchronisation inside a training step is not also
+/// counted as computation.
+class ExclusiveTimer {
+ public:
+  ExclusiveTimer(double& total, const double& nested)
+      : total_(total), nested_(nested), start_(now_seconds()), nested_start_(nested) {}
+  ~ExclusiveTimer() { total_ += (now_seconds() - start_) - (nested_ - nested_start_); }
+  ExclusiveTimer(const ExclusiveTimer&) = delete;
+  ExclusiveTimer& operator=(const ExclusiveTimer&) = delete;
+
+ private:
+  double& total_;
+  const double& nested_;
+  double start_, nested_start_;
+};
+
 }  // namespace tessera::core
