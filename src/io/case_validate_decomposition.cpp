@@ -1,5 +1,6 @@
 // "decomposition" and the per-subdomain overrides in "subdomains".
 #include <algorithm>
+#include <string>
 
 #include "tessera/io/case_detail.hpp"
 
@@ -63,8 +64,15 @@ void read_fbpinn(const JsonNode& node, Case& c) {
       d.levels.push_back(pieces);
     }
   }
-  if (const JsonNode slices = node["slices"]; slices.present())
-    d.slices = static_cast<int>(std::min<int64_t>(slices.integer(1), 1 << 16));
+  if (const JsonNode slices = node["slices"]; slices.present()) {
+    // Every slice is a pass of its own and a gathered gradient at every step.
+    constexpr int64_t most = 1 << 16;
+    const int64_t count = slices.integer(1);
+    if (count > most)
+      slices.fail("expected at most " + std::to_string(most) + " slices, got " +
+                  std::to_string(count) + "; a few per rank are enough (e.g. 64)");
+    d.slices = static_cast<int>(count);
+  }
 }
 
 }  // namespace

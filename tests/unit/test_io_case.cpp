@@ -511,6 +511,8 @@ TEST_CASE("fbpinn: overlap and levels are read; what it cannot honour is refused
           "cases/p.json: decomposition.slices: applies to the overlapping subdomains");
   refused(R"({"method": "fbpinn", "split": {"x": 2}, "slices": 0})",
           "cases/p.json: decomposition.slices: ");
+  refused(R"({"method": "fbpinn", "split": {"x": 2}, "slices": 100000})",
+          "cases/p.json: decomposition.slices: expected at most 65536 slices, got 100000");
   refused(R"({"method": "fbpinn", "split": {"x": 2}})",
           "cases/p.json: network.fourier_features: the subdomain networks of \"fbpinn\" are plain",
           R"({"fourier_features": {"count": 8, "scale": 1}})");
