@@ -75,6 +75,10 @@ bool second_order_across_cuts(const Problem& p, const partition::Partition& part
   return false;
 }
 
+int fbpinn_slices(const io::DecompositionSpec& spec, int ranks) {
+  return spec.slices.value_or(std::max(4, ranks));
+}
+
 Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks) {
   const auto& spec = c.decomposition;
   const int k = spec.ranks_per_subdomain;
@@ -118,7 +122,7 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
     d.partition = partition::Partition(box, p.domain->input_names(), {}, key);
     // Every rank trains the one windowed sum on whole slices of the points; the slices, not
     // the ranks, fix how sums are grouped, so any rank count up to them gives the same bits.
-    d.slices = spec.slices.value_or(std::max(default_fbpinn_slices, ranks));
+    d.slices = fbpinn_slices(spec, ranks);
     TESSERA_CHECK(d.slices >= ranks,
                   c.file << ": decomposition.slices: " << d.slices << " slice(s) cannot keep "
                          << ranks << " ranks busy (each rank evaluates whole slices); set slices "

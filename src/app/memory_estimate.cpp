@@ -171,8 +171,7 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
   const auto sets = point_sets(c);
   double parts = parts_per_pass(c);
   if (c.decomposition.method == io::DecompositionMethod::fbpinn)
-    parts = std::max<double>(
-        parts, c.decomposition.slices.value_or(std::max(default_fbpinn_slices, ranks)));
+    parts = std::max<double>(parts, fbpinn_slices(c.decomposition, ranks));
   const double points = sets.collocation / parts, condition_points = sets.conditions / parts;
   const double saved = pass_bytes_per_point(c);
 

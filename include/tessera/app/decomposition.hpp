@@ -27,8 +27,9 @@ struct Decomposition {
   int slices = 0;
 };
 
-/// fbpinn's slices when the case gives none: enough for 4 ranks, or one per rank on more.
-constexpr int default_fbpinn_slices = 4;
+/// fbpinn's slices on `ranks` ranks: the case's, or when it gives none enough for 4 ranks,
+/// one per rank on more.
+int fbpinn_slices(const io::DecompositionSpec& spec, int ranks);
 
 /// Cuts the problem's domain as the case says (`balance: measure`: recursive bisection into equal
 /// shares of the domain; for an irregular domain, a subdomain that misses the domain is an
