@@ -1,8 +1,8 @@
 #pragma once
 // How the forward engine's CPU node cuts points into blocks, and its blocked layout: inside the
-// node every [K, n, w] array is held as [K, padded, w] where block b's size * w elements of a
-// stream hold that block's [w][size] transpose, one row per neuron and one column per point
-// (see taylor_gemm.hpp). The last block's missing points are zero features, whose output nobody
+// node every [K, n, w] array is held as [K, padded, w] where block b's rows * w elements of a
+// stream hold that block's [w][rows] transpose, one row per neuron and one column per point
+// (see taylor_gemm.hpp). A block's rows past its points are zero features, whose output nobody
 // reads and whose gradient is zero.
 #include <algorithm>
 #include <cstdint>
@@ -33,48 +33,79 @@ inline int64_t block_points(torch::ScalarType dtype, int64_t streams) {
   return dtype == torch::kFloat64 ? block_points<double>(streams) : block_points<float>(streams);
 }
 
-// How the points are cut into blocks. With groups (networks stacked along the rows, each on
-// its own consecutive rows), every group's rows are whole blocks: `group_first` holds the first
-// block of every group, then the block count; without, it is empty (one group).
+// How the points are cut into blocks. Block b holds points [first_point[b], first_point[b + 1])
+// in rows [start[b], start[b + 1]) of the blocked layout: whole vectors of rows, the rows past
+// its points zero. Without groups every block has the same rows (the last may hold fewer
+// points). With groups (networks stacked along the points, each on its own consecutive points)
+// every group is cut into its own blocks, so a group's results and gradient sums depend on its
+// own points only. `group_first` holds the first block of every group, then the block count.
 struct Blocks {
-  int64_t streams = 0, points = 0, size = 0;
-  std::vector<int64_t> group_first;
-  int64_t count() const { return (points + size - 1) / size; }
-  int64_t padded() const { return count() * size; }
-  int64_t groups() const {
-    return group_first.empty() ? 1 : static_cast<int64_t>(group_first.size()) - 1;
-  }
-  int64_t first_block(int64_t group) const {
-    return group_first.empty() ? (group == 0 ? 0 : count()) : group_first[group];
-  }
+  int64_t streams = 0, points = 0, largest = 0;
+  std::vector<int64_t> start{0}, first_point{0}, group_first{0};
+
+  int64_t count() const { return static_cast<int64_t>(start.size()) - 1; }
+  int64_t padded() const { return start.back(); }
+  int64_t rows(int64_t block) const { return start[block + 1] - start[block]; }
+  int64_t groups() const { return static_cast<int64_t>(group_first.size()) - 1; }
+  int64_t first_block(int64_t group) const { return group_first[group]; }
   int64_t group_of(int64_t block) const {
-    if (group_first.empty()) return 0;
     return std::upper_bound(group_first.begin(), group_first.end() - 1, block) -
            group_first.begin() - 1;
   }
+  void add_block(int64_t rows, int64_t block_points) {
+    start.push_back(start.back() + rows);
+    first_point.push_back(first_point.back() + block_points);
+    largest = std::max(largest, rows);
+  }
+  void end_group() { group_first.push_back(count()); }
 };
 
-// Calls copy(p, at) for every point: p its row in a [K, n, w] stream, `at` where its w
-// values start in the blocked layout (one every `size` elements). Walking block by block
-// avoids a division per point, a measurable cost of the conversions (docs/benchmarks.md,
-// "Blocked layout conversions").
+// One group of `points` points in blocks of about `size` rows (a whole number of vectors of
+// `lanes`): the group's vectors spread evenly over the nearest whole number of blocks, so a
+// group a little larger than a block takes one slightly larger block rather than a nearly
+// empty second one, and no group is padded by more than a vector's rows. A lone network
+// (`even` false) keeps blocks of exactly `size` rows.
+inline void add_group(Blocks& blocks, int64_t points, int64_t size, int64_t lanes, bool even) {
+  if (!even) {
+    for (int64_t first = 0; first < points; first += size)
+      blocks.add_block(size, std::min(size, points - first));
+    blocks.end_group();
+    return;
+  }
+  const int64_t vectors = (points + lanes - 1) / lanes, per_block = size / lanes;
+  const int64_t count =
+      vectors == 0 ? 0 : std::max<int64_t>(1, (vectors + per_block / 2) / per_block);
+  int64_t left = points;
+  for (int64_t b = 0; b < count; ++b) {
+    const int64_t rows = (vectors / count + (b < vectors % count ? 1 : 0)) * lanes;
+    blocks.add_block(rows, std::min(rows, left));
+    left -= std::min(rows, left);
+  }
+  blocks.end_group();
+}
+
+// Calls copy(p, at, rows) for every point: p its row in a [K, n, w] stream, `at` where its w
+// values start in the blocked layout (one every `rows` elements, its block's rows). Walking
+// block by block avoids a division per point, a measurable cost of the conversions
+// (docs/benchmarks.md, "Blocked layout conversions").
 template <typename Copy>
 void for_each_point(const Blocks& blocks, int64_t w, const Copy& copy) {
   for (int64_t block = 0; block < blocks.count(); ++block) {
-    const int64_t first = block * blocks.size, last = std::min(blocks.points, first + blocks.size);
-    for (int64_t p = first; p < last; ++p) copy(p, first * w + (p - first));
+    const int64_t first = blocks.first_point[block], at = blocks.start[block] * w;
+    const int64_t rows = blocks.rows(block);
+    for (int64_t p = first; p < blocks.first_point[block + 1]; ++p) copy(p, at + (p - first), rows);
   }
 }
 
 // [K, n, w] (one row per point) -> blocked [K, padded, w].
 template <typename T>
 torch::Tensor to_blocks(const torch::Tensor& rows, const Blocks& blocks) {
-  const int64_t K = rows.size(0), n = rows.size(1), w = rows.size(2), size = blocks.size;
+  const int64_t K = rows.size(0), n = rows.size(1), w = rows.size(2);
   auto out = torch::zeros({K, blocks.padded(), w}, rows.options());
   for (int64_t k = 0; k < K; ++k) {
     const T* from = rows.data_ptr<T>() + k * n * w;
     T* to = out.data_ptr<T>() + k * blocks.padded() * w;
-    for_each_point(blocks, w, [&](int64_t p, int64_t at) {
+    for_each_point(blocks, w, [&](int64_t p, int64_t at, int64_t size) {
       for (int64_t i = 0; i < w; ++i) to[at + i * size] = from[p * w + i];
     });
   }
@@ -84,12 +115,12 @@ torch::Tensor to_blocks(const torch::Tensor& rows, const Blocks& blocks) {
 // Blocked [K, padded, w] -> [K, n, w].
 template <typename T>
 torch::Tensor from_blocks(const torch::Tensor& blocked, const Blocks& blocks) {
-  const int64_t K = blocked.size(0), n = blocks.points, w = blocked.size(2), size = blocks.size;
+  const int64_t K = blocked.size(0), n = blocks.points, w = blocked.size(2);
   auto out = torch::empty({K, n, w}, blocked.options());
   for (int64_t k = 0; k < K; ++k) {
     const T* from = blocked.data_ptr<T>() + k * blocks.padded() * w;
     T* to = out.data_ptr<T>() + k * n * w;
-    for_each_point(blocks, w, [&](int64_t p, int64_t at) {
+    for_each_point(blocks, w, [&](int64_t p, int64_t at, int64_t size) {
       for (int64_t i = 0; i < w; ++i) to[p * w + i] = from[at + i * size];
     });
   }

@@ -37,33 +37,27 @@ torch::Tensor window_streams(const nn::LevelPlan& plan, const StreamLayout& layo
 }
 
 // The streams of every pair's subdomain network at its point, [K, P, outputs]: the level's
-// networks as one padded batch, each subdomain's pairs in its own block of rows. On a CPU the
-// batch is one grouped whole-network node (taylor_network_cpu.cpp), whose groups need whole
-// blocks of rows; elsewhere each layer is one stacked product and one element-wise node.
+// networks as one batch, each subdomain's pairs on consecutive rows. On a CPU the batch is one
+// grouped whole-network node (taylor_network_cpu.cpp), which takes every subdomain's pairs as
+// they come; elsewhere each layer is one stacked product and one element-wise node over
+// plan.rows rows per subdomain (a stacked product needs equal blocks, so they are padded).
 torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan& plan,
                               std::size_t level, const torch::Tensor& x, const StreamLayout& layout,
                               TaylorPath path) {
   const int64_t streams = layout.count(), inputs = x.size(1);
   const int64_t first = network.level_first(level);
   const int64_t count = network.level_first(level + 1) - first;
-  // The padded batch's rows: on the CPU node every subdomain's pairs rounded up to whole
-  // blocks, each subdomain after the one before; elsewhere plan.rows per subdomain (a stacked
-  // product needs equal blocks).
   const bool cpu_node = path == TaylorPath::automatic && taylor::detail::cpu_kernel_applies(x);
   const auto local = plan.subdomain - first;
-  const auto rank_in_subdomain = plan.row - local * plan.rows;
   int64_t rows = count * plan.rows;
   torch::Tensor row = plan.row;
   std::vector<int64_t> group_rows;
-  int64_t block = 0;
   if (cpu_node) {
-    block = taylor::cpu_block_points(x.scalar_type(), streams, (plan.pairs() + count - 1) / count);
-    const auto padded =
-        (torch::bincount(local, {}, count) + (block - 1)).div(block, "floor") * block;
-    const auto start = padded.cumsum(0) - padded;
-    row = start.index_select(0, local) + rank_in_subdomain;
-    rows = padded.sum().item<int64_t>();
-    const auto on_cpu = padded.cpu();
+    const auto per_subdomain = torch::bincount(local, {}, count);
+    row = (per_subdomain.cumsum(0) - per_subdomain).index_select(0, local) + plan.row -
+          local * plan.rows;
+    rows = plan.pairs();
+    const auto on_cpu = per_subdomain.cpu();
     group_rows.assign(on_cpu.data_ptr<int64_t>(), on_cpu.data_ptr<int64_t>() + count);
   }
   torch::Tensor features;
@@ -88,7 +82,7 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
   const auto activation = network.options().activation;
   if (cpu_node)
     return taylor::grouped_network_streams_cpu(features, weights, biases, activation, layout,
-                                               group_rows, block)
+                                               group_rows)
         .index_select(1, row);
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer < weights.size(); ++layer) {

@@ -80,7 +80,7 @@ template <typename T>
 int64_t scratch_size(const std::vector<Layer<T>>& layers, const Blocks& blocks) {
   int64_t widest = 0;
   for (const auto& layer : layers) widest = std::max({widest, layer.in, layer.out});
-  return blocks.streams * blocks.size * widest;
+  return blocks.streams * blocks.largest * widest;
 }
 
 template <typename T>
@@ -114,24 +114,25 @@ void block_primitives(nn::Activation activation, T* value, std::vector<torch::Te
 using detail::contiguous;
 using detail::Streams;
 
-// Every stream k of a block: z_k = W h_k (+ b on the value stream), [out][size] from [in][size].
+// Every stream k of a block of `size` rows: z_k = W h_k (+ b on the value stream), [out][size]
+// from [in][size].
 template <typename T>
-void layer_products(const Layer<T>& layer, const Blocks& blocks, const Streams<const T*>& h,
-                    const Streams<T*>& z) {
-  const int64_t size = blocks.size;
+void layer_products(const Layer<T>& layer, const Blocks& blocks, int64_t size,
+                    const Streams<const T*>& h, const Streams<T*>& z) {
   for (int64_t k = 0; k < blocks.streams; ++k)
     gemm(layer.out, size / lanes<T>(), layer.in, layer.weight, layer.in, 1, h[k], size, z[k], size,
          false, k == 0 ? layer.bias : nullptr);
 }
 
-// A hidden layer's output streams for a block, from its pre-activations (streams k >= 1 are
-// read) and primitives, into `scratch` (the value stream too unless it is the first primitive).
+// A hidden layer's output streams for the block of `size` rows from row b0, from its
+// pre-activations (streams k >= 1 are read) and primitives, into `scratch` (the value stream too
+// unless it is the first primitive).
 template <typename T>
 Streams<const T*> layer_output(nn::Activation activation, const detail::StreamShape& shape,
-                               const Blocks& blocks, const Streams<const T*>& pre,
+                               int64_t size, const Streams<const T*>& pre,
                                const std::vector<torch::Tensor>& primitives, int64_t b0, int64_t w,
                                T* scratch) {
-  const int64_t count = blocks.size * w;
+  const int64_t count = size * w;
   const bool value_is_primitive = detail::sigma_is_first_primitive(activation);
   const auto prim = block_pointers<T>(primitives, b0 * w);
   detail::streams_forward_range(activation, pre.rest, pre.plane, prim, shape, count, scratch, count,
@@ -168,7 +169,7 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
                            const detail::StreamShape& shape, const Blocks& blocks,
                            Activations& saved) {
   const auto options = saved.features.options();
-  const int64_t K = blocks.streams, P = blocks.padded(), size = blocks.size;
+  const int64_t K = blocks.streams, P = blocks.padded();
   const std::size_t hidden = layers.size() - 1;
   // Saved pre-activations keep all K streams for simple indexing; the value stream's plane is
   // never written or read. A recomputed layer's are not kept (an undefined tensor).
@@ -187,7 +188,8 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
     Scratch<T> scratch(4, scratch_size(layers, blocks));
     T *value_pre = scratch[2], *unsaved_pre = scratch[3];
     for (int64_t block = first; block < last; ++block) {
-      const int64_t b0 = block * size, group = blocks.group_of(block);
+      const int64_t b0 = blocks.start[block], size = blocks.rows(block);
+      const int64_t group = blocks.group_of(block);
       auto h = contiguous<const T*>(saved.features.template data_ptr<T>() + b0 * layers[0].in,
                                     P * layers[0].in);
       for (std::size_t l = 0; l < hidden; ++l) {
@@ -197,13 +199,13 @@ torch::Tensor forward_pass(const std::vector<Layer<T>>& layers, nn::Activation a
           z = saved_pre<T>(saved, blocks, l, b0, w);
           z.value = value_pre;
         }
-        layer_products(layers[l].at(group), blocks, h, z);
+        layer_products(layers[l].at(group), blocks, size, h, z);
         block_primitives<T>(activation, z.value, saved.primitives[l], b0 * w, size * w);
-        h = layer_output<T>(activation, shape, blocks, as_const(z), saved.primitives[l], b0, w,
+        h = layer_output<T>(activation, shape, size, as_const(z), saved.primitives[l], b0, w,
                             scratch[static_cast<int>(l % 2)]);
       }
       const int64_t w = layers[hidden].out;
-      layer_products(layers[hidden].at(group), blocks, h,
+      layer_products(layers[hidden].at(group), blocks, size, h,
                      contiguous(out.template data_ptr<T>() + b0 * w, P * w));
     }
   });
@@ -252,8 +254,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
                                          const detail::StreamShape& shape, const Blocks& blocks,
                                          const Activations& saved, const torch::Tensor& grad_out) {
   const auto options = grad_out.options();
-  const int64_t K = blocks.streams, P = blocks.padded(), size = blocks.size, L = lanes<T>();
-  const int64_t vectors = size / L;
+  const int64_t K = blocks.streams, P = blocks.padded(), L = lanes<T>();
   const std::size_t hidden = layers.size() - 1;
   const GradientLayout layout(layers);
   // Every group's blocks in chunks of at most blocks_per_chunk: (group, first block, end).
@@ -268,7 +269,8 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
           {group, start, std::min(blocks.first_block(group + 1), start + blocks_per_chunk)});
   const auto chunks = static_cast<int64_t>(chunk_list.size());
   auto partial = unwritten({chunks, layout.size}, options);
-  const std::vector<T> ones(static_cast<std::size_t>(size), T(1));  // a bias gradient is g_0 . 1
+  const std::vector<T> ones(static_cast<std::size_t>(blocks.largest),
+                            T(1));  // a bias gradient is g_0 . 1
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     // The gradient at a layer's output, at its pre-activation, its recomputed input, and a
     // recomputed layer's pre-activations.
@@ -280,7 +282,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
       const auto [group, chunk_start, chunk_end] = chunk_list[static_cast<std::size_t>(chunk)];
       for (int64_t block = chunk_start; block < chunk_end; ++block) {
         const bool accumulate = block > chunk_start;
-        const int64_t b0 = block * size;
+        const int64_t b0 = blocks.start[block], size = blocks.rows(block), vectors = size / L;
         const auto features = contiguous<const T*>(
             saved.features.template data_ptr<T>() + b0 * layers[0].in, P * layers[0].in);
         // Hidden layer l's pre-activations: saved, or recomputed here (only the first layer's,
@@ -292,7 +294,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
                      : as_const(saved_pre<T>(saved, blocks, l, b0, layers[l].out));
         };
         if (hidden > 0 && !saved.pre[0].defined())
-          layer_products(layers[0].at(group), blocks, features,
+          layer_products(layers[0].at(group), blocks, size, features,
                          contiguous(unsaved_pre, size * layers[0].out));
         for (std::size_t l = layers.size(); l-- > 0;) {
           const Layer<T> layer = layers[l].at(group);
@@ -306,7 +308,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
             gz = contiguous<const T*>(grad_z, size * w);
           }
           const auto h = l == 0 ? features
-                                : layer_output<T>(activation, shape, blocks, pre(l - 1),
+                                : layer_output<T>(activation, shape, size, pre(l - 1),
                                                   saved.primitives[l - 1], b0, in, input);
           // dW = sum_k g_k h_k^T, db = g_0 . 1.
           detail::gemm_lanes(w, in, vectors, K, gz, size, h, size,
@@ -340,34 +342,34 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   return grads;
 }
 
-// The blocks of `points` rows, `block_rows` each (0: the cache-sized default); `group_rows`
-// (empty: one group) the rows of every group, each a whole number of blocks.
+// The blocks of `points` rows: one group in blocks of the cache-sized default, or each of
+// `group_rows` (adding up to `points`) in its own blocks of about that size.
 Blocks blocks_of(const torch::Tensor& features, int64_t points,
-                 const std::vector<int64_t>& group_rows, int64_t block_rows) {
-  Blocks blocks{
-      features.size(0),
-      points,
-      block_rows > 0 ? block_rows : detail::block_points(features.scalar_type(), features.size(0)),
-      {}};
-  if (group_rows.empty()) return blocks;
-  blocks.group_first.push_back(0);
-  for (int64_t rows : group_rows) {
-    TESSERA_ASSERT(
-        rows >= 0 && rows % blocks.size == 0,
-        "network_streams_cpu: every group needs whole blocks of " << blocks.size << " rows");
-    blocks.group_first.push_back(blocks.group_first.back() + rows / blocks.size);
+                 const std::vector<int64_t>& group_rows) {
+  const auto dtype = features.scalar_type();
+  const int64_t size = detail::block_points(dtype, features.size(0));
+  const int64_t lanes = dtype == torch::kFloat64 ? detail::lanes<double>() : detail::lanes<float>();
+  Blocks blocks;
+  blocks.streams = features.size(0);
+  blocks.points = points;
+  if (group_rows.empty()) {
+    detail::add_group(blocks, points, size, lanes, /*even=*/false);
+    return blocks;
   }
-  TESSERA_ASSERT(blocks.group_first.back() * blocks.size == points,
+  for (int64_t rows : group_rows) {
+    TESSERA_ASSERT(rows >= 0, "network_streams_cpu: a group cannot have " << rows << " rows");
+    detail::add_group(blocks, rows, size, lanes, /*even=*/true);
+  }
+  TESSERA_ASSERT(blocks.first_point.back() == points,
                  "network_streams_cpu: the groups' rows must add up to the features' rows");
   return blocks;
 }
 
 // The output streams [K, n, out], filling `saved` for the backward.
 torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters,
-                          const std::vector<int64_t>& group_rows, int64_t block_rows,
-                          nn::Activation activation, const detail::StreamShape& shape,
-                          Activations& saved) {
-  const Blocks blocks = blocks_of(features, features.size(1), group_rows, block_rows);
+                          const std::vector<int64_t>& group_rows, nn::Activation activation,
+                          const detail::StreamShape& shape, Activations& saved) {
+  const Blocks blocks = blocks_of(features, features.size(1), group_rows);
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
     const Network<scalar_t> network(parameters);
     saved.features = to_blocks<scalar_t>(features, blocks);
@@ -383,12 +385,11 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
                                at::TensorList parameters, std::vector<int64_t> group_rows,
-                               int64_t block_rows, int64_t activation,
-                               std::vector<int64_t> shape_code) {
+                               int64_t activation, std::vector<int64_t> shape_code) {
     Activations saved;
     const auto out =
-        run_forward(features, parameters, group_rows, block_rows,
-                    static_cast<nn::Activation>(activation), detail::decode(shape_code), saved);
+        run_forward(features, parameters, group_rows, static_cast<nn::Activation>(activation),
+                    detail::decode(shape_code), saved);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
     keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
@@ -401,7 +402,6 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
     ctx->saved_data["points"] = features.size(1);
     ctx->saved_data["group_rows"] = group_rows;
-    ctx->saved_data["block_rows"] = block_rows;
     return out;
   }
 
@@ -428,8 +428,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     }
     const auto& input = saved.features;
     const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt(),
-                                    ctx->saved_data["group_rows"].toIntVector(),
-                                    ctx->saved_data["block_rows"].toInt());
+                                    ctx->saved_data["group_rows"].toIntVector());
     auto parameter_grads =
         AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
           const Network<scalar_t> network(parameters);
@@ -440,7 +439,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     variable_list result{torch::Tensor()};
     for (std::size_t k = 0; k < parameter_grads.size(); ++k)
       result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
-    result.resize(result.size() + 4);  // group rows, block rows, activation, shape
+    result.resize(result.size() + 3);  // group rows, activation, shape
     return result;
   }
 };
@@ -451,23 +450,14 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,
                                   nn::Activation activation, const StreamLayout& layout) {
-  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {}, 0);
-}
-
-int64_t cpu_block_points(torch::ScalarType dtype, int64_t streams, int64_t group_rows) {
-  const int64_t cache_sized = detail::block_points(dtype, streams);
-  if (group_rows <= 0) return cache_sized;
-  const int64_t lanes = dtype == torch::kFloat64 ? detail::lanes<double>() : detail::lanes<float>();
-  const int64_t quarter = (group_rows / 4 + lanes - 1) / lanes * lanes;
-  return std::min(cache_sized, std::max(lanes, quarter));
+  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {});
 }
 
 torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<torch::Tensor>& weights,
                                           const std::vector<torch::Tensor>& biases,
                                           nn::Activation activation, const StreamLayout& layout,
-                                          const std::vector<int64_t>& group_rows,
-                                          int64_t block_rows) {
+                                          const std::vector<int64_t>& group_rows) {
   TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
                  "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
                                                            << features.sizes());
@@ -487,11 +477,11 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
   const auto input = features.detach().contiguous();
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)
-    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows, block_rows,
+    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows,
                                  static_cast<int64_t>(activation), detail::encode(shape));
   torch::NoGradGuard no_grad;
   Activations saved;
-  return run_forward(input, parameters, group_rows, block_rows, activation, shape, saved);
+  return run_forward(input, parameters, group_rows, activation, shape, saved);
 }
 
 }  // namespace tessera::autodiff::taylor

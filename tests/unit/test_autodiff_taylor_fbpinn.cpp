@@ -129,11 +129,10 @@ TEST_CASE("forward engine on an FBPINN: points outside every support, none, floa
 TEST_CASE("grouped whole-network node equals one node per group, gradients per group") {
   torch::manual_seed(9);
   const auto layout = taylor::stream_layout({{0, {0}}, {0, {0, 1}, true}});
-  // Small blocks (as for groups of about 40 rows), so a group holds several.
-  const int64_t block = taylor::cpu_block_points(torch::kFloat64, layout.count(), 40);
-  // Three groups: two blocks, none, one block.
-  const std::vector<int64_t> group_rows{2 * block, 0, block};
-  const int64_t groups = 3, rows = 3 * block;
+  // Three groups: several blocks (four streams: blocks of about 100 rows) with a partly
+  // filled last one, none, and less than a vector of rows.
+  const std::vector<int64_t> group_rows{301, 0, 5};
+  const int64_t groups = 3, rows = 306;
   const std::vector<int64_t> widths{2, 6, 5, 1};
   std::vector<torch::Tensor> weights, biases;
   for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
@@ -144,7 +143,7 @@ TEST_CASE("grouped whole-network node equals one node per group, gradients per g
   const auto features = torch::randn({layout.count(), rows, 2}, torch::kFloat64);
   const auto target = torch::randn({layout.count(), rows, 1}, torch::kFloat64);
   const auto grouped = taylor::grouped_network_streams_cpu(
-      features, weights, biases, nn::Activation::tanh, layout, group_rows, block);
+      features, weights, biases, nn::Activation::tanh, layout, group_rows);
   (grouped * target).sum().backward();
   int64_t start = 0;
   for (int64_t g = 0; g < groups; ++g) {

@@ -113,32 +113,22 @@ int main(int argc, char** argv) {
     cell_points.push_back(x.index_select(0, (cell_id == j).nonzero().squeeze(1)));
   }
 
-  // The stacked networks' rows: each cell's points rounded up to whole blocks of the node, the
-  // cells one after the other; `real_rows` picks the points back out of the padded batch.
+  // The stacked networks' rows: the cells' points one cell after the other.
   const auto layout = autodiff::taylor::stream_layout(kFirst);
-  const int64_t block = autodiff::taylor::cpu_block_points(torch::kFloat32, layout.count(),
-                                                           points / (pieces * pieces));
-  std::vector<int64_t> group_rows, starts;
-  std::vector<int64_t> real_rows;
-  int64_t padded_rows = 0;
-  for (const auto& points_of_cell : cell_points) {
-    const int64_t n = points_of_cell.size(0);
-    starts.push_back(padded_rows);
-    for (int64_t i = 0; i < n; ++i) real_rows.push_back(padded_rows + i);
-    group_rows.push_back((n + block - 1) / block * block);
-    padded_rows += group_rows.back();
-  }
-  const auto real = torch::tensor(real_rows, torch::kLong);
+  std::vector<int64_t> group_rows;
+  for (const auto& points_of_cell : cell_points) group_rows.push_back(points_of_cell.size(0));
   // As each network's own feature streams: (x - shift) * scale and d/dx_a = scale_a e_a. They
   // depend on the points only, so a training pass builds them once per sample.
   const auto stacked_features = [&] {
-    auto f = torch::zeros({layout.count(), padded_rows, int64_t{2}});
+    auto f = torch::zeros({layout.count(), points, int64_t{2}});
+    int64_t start = 0;
     for (std::size_t j = 0; j < separate.size(); ++j) {
       const auto& network = *separate[j];
       const int64_t n = cell_points[j].size(0);
-      f[0].narrow(0, starts[j], n).copy_((cell_points[j] - network.shift()) * network.scale());
+      f[0].narrow(0, start, n).copy_((cell_points[j] - network.shift()) * network.scale());
       for (int a = 0; a < 2; ++a)
-        f[1 + a].narrow(0, starts[j], n).select(1, a).fill_(network.scale()[a]);
+        f[1 + a].narrow(0, start, n).select(1, a).fill_(network.scale()[a]);
+      start += n;
     }
     return f;
   }();
@@ -185,9 +175,8 @@ int main(int argc, char** argv) {
        [&] {
          const auto out = autodiff::taylor::grouped_network_streams_cpu(
              stacked_features, stacked_weights, stacked_biases, nn::Activation::tanh, layout,
-             group_rows, block);
-         const auto at_points = out.index_select(1, real);
-         auto loss = torch::square(at_points[1] + at_points[2]).sum();
+             group_rows);
+         auto loss = torch::square(out[1] + out[2]).sum();
          loss.backward();
        }},
   };

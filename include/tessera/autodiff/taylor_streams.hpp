@@ -129,21 +129,15 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
 
 /// network_streams_cpu for several networks of one architecture at once, each on its own rows:
 /// `weights` [G, out, in] and `biases` [G, out] (or [G, 1, out]) per layer, and group g's
-/// network takes the `group_rows[g]` rows after those of the groups before it (empty: one
-/// group, as network_streams_cpu). The node works in blocks of `block_rows` rows (0: the
-/// cache-sized default; else a value `cpu_block_points` returned), and every group's rows must
-/// be a whole number of blocks (pad with zero rows, whose outputs nobody reads); a group may
-/// have none. The parameter gradients come back per group, each summed in a fixed order.
+/// network takes the `group_rows[g]` rows after those of the groups before it (they add up to
+/// n; a group may have none; empty: one group, as network_streams_cpu). The node cuts every
+/// group into its own blocks, padded inside it, so a group's outputs and gradient sums depend
+/// on its own rows only and no caller pads. The parameter gradients come back per group, each
+/// summed in a fixed order.
 torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<torch::Tensor>& weights,
                                           const std::vector<torch::Tensor>& biases,
                                           nn::Activation activation, const StreamLayout& layout,
-                                          const std::vector<int64_t>& group_rows,
-                                          int64_t block_rows);
-
-/// The rows of one block of the CPU node for `streams` streams of `dtype`: the cache-sized
-/// default, or, for groups of about `group_rows` rows each, at most a quarter of that in whole
-/// vectors, so that rounding every group up to whole blocks pads little.
-int64_t cpu_block_points(torch::ScalarType dtype, int64_t streams, int64_t group_rows = 0);
+                                          const std::vector<int64_t>& group_rows);
 
 }  // namespace tessera::autodiff::taylor
