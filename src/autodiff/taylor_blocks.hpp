@@ -39,9 +39,12 @@ inline int64_t block_points(torch::ScalarType dtype, int64_t streams) {
 // points). With groups (networks stacked along the points, each on its own consecutive points)
 // every group is cut into its own blocks, so a group's results and gradient sums depend on its
 // own points only. `group_first` holds the first block of every group, then the block count.
+// `order` (null: the identity) maps the blocks' points to rows of the [K, n, w] arrays: point p
+// is row order[p], so groups need not be consecutive rows there.
 struct Blocks {
   int64_t streams = 0, points = 0, largest = 0;
   std::vector<int64_t> start{0}, first_point{0}, group_first{0};
+  const int64_t* order = nullptr;
 
   int64_t count() const { return static_cast<int64_t>(start.size()) - 1; }
   int64_t padded() const { return start.back(); }
@@ -84,8 +87,8 @@ inline void add_group(Blocks& blocks, int64_t points, int64_t size, int64_t lane
   blocks.end_group();
 }
 
-// Calls copy(p, at, rows) for every point: p its row in a [K, n, w] stream, `at` where its w
-// values start in the blocked layout (one every `rows` elements, its block's rows). Walking
+// Calls copy(row, at, rows) for every point: `row` its row in a [K, n, w] stream, `at` where its
+// w values start in the blocked layout (one every `rows` elements, its block's rows). Walking
 // block by block avoids a division per point, a measurable cost of the conversions
 // (docs/benchmarks.md, "Blocked layout conversions").
 template <typename Copy>
@@ -93,7 +96,8 @@ void for_each_point(const Blocks& blocks, int64_t w, const Copy& copy) {
   for (int64_t block = 0; block < blocks.count(); ++block) {
     const int64_t first = blocks.first_point[block], at = blocks.start[block] * w;
     const int64_t rows = blocks.rows(block);
-    for (int64_t p = first; p < blocks.first_point[block + 1]; ++p) copy(p, at + (p - first), rows);
+    for (int64_t p = first; p < blocks.first_point[block + 1]; ++p)
+      copy(blocks.order ? blocks.order[p] : p, at + (p - first), rows);
   }
 }
 

@@ -37,10 +37,10 @@ torch::Tensor window_streams(const nn::LevelPlan& plan, const StreamLayout& layo
 }
 
 // The streams of every pair's subdomain network at its point, [K, P, outputs]: the level's
-// networks as one batch, each subdomain's pairs on consecutive rows. On a CPU the batch is one
-// grouped whole-network node (taylor_network_cpu.cpp), which takes every subdomain's pairs as
-// they come; elsewhere each layer is one stacked product and one element-wise node over
-// plan.rows rows per subdomain (a stacked product needs equal blocks, so they are padded).
+// networks as one batch. On a CPU the batch is one grouped whole-network node
+// (taylor_network_cpu.cpp), which takes the pairs subdomain by subdomain as the plan orders
+// them; elsewhere each layer is one stacked product and one element-wise node over a padded
+// batch of plan.rows rows per subdomain (a stacked product needs equal blocks).
 torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan& plan,
                               std::size_t level, const torch::Tensor& x, const StreamLayout& layout,
                               TaylorPath path) {
@@ -48,30 +48,20 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
   const int64_t first = network.level_first(level);
   const int64_t count = network.level_first(level + 1) - first;
   const bool cpu_node = path == TaylorPath::automatic && taylor::detail::cpu_kernel_applies(x);
-  const auto local = plan.subdomain - first;
-  int64_t rows = count * plan.rows;
-  torch::Tensor row = plan.row;
-  std::vector<int64_t> group_rows;
-  if (cpu_node) {
-    const auto per_subdomain = torch::bincount(local, {}, count);
-    row = (per_subdomain.cumsum(0) - per_subdomain).index_select(0, local) + plan.row -
-          local * plan.rows;
-    rows = plan.pairs();
-    const auto on_cpu = per_subdomain.cpu();
-    group_rows.assign(on_cpu.data_ptr<int64_t>(), on_cpu.data_ptr<int64_t>() + count);
-  }
   torch::Tensor features;
   {
     // The normalised coordinates t = (x - c) / r: d t / d x_a = e_a / r_a, no second derivative.
     torch::NoGradGuard no_grad;
     const auto radius = network.radii().index_select(0, plan.subdomain).to(x.options());
-    auto at_pairs = torch::zeros({streams, plan.pairs(), inputs}, x.options());
-    at_pairs[0].copy_(plan.local);
+    features = torch::zeros({streams, plan.pairs(), inputs}, x.options());
+    features[0].copy_(plan.local);
     for (std::size_t k = 0; k < layout.axes.size(); ++k) {
       const int axis = layout.axes[k];
-      at_pairs[1 + static_cast<int64_t>(k)].select(1, axis).copy_(1 / radius.select(1, axis));
+      features[1 + static_cast<int64_t>(k)].select(1, axis).copy_(1 / radius.select(1, axis));
     }
-    features = torch::zeros({streams, rows, inputs}, x.options()).index_copy(1, row, at_pairs);
+    if (!cpu_node)
+      features = torch::zeros({streams, count * plan.rows, inputs}, x.options())
+                     .index_copy(1, plan.row, features);
   }
   std::vector<torch::Tensor> weights, biases;
   for (std::size_t layer = 0; layer < network.stacked_weights().size(); ++layer) {
@@ -80,22 +70,25 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
     biases.push_back(network.stacked_biases()[layer].narrow(0, first, count));  // [count, 1, out]
   }
   const auto activation = network.options().activation;
-  if (cpu_node)
+  if (cpu_node) {
+    const auto per_subdomain = torch::bincount(plan.subdomain - first, {}, count).cpu();
+    const std::vector<int64_t> group_rows(per_subdomain.data_ptr<int64_t>(),
+                                          per_subdomain.data_ptr<int64_t>() + count);
     return taylor::grouped_network_streams_cpu(features, weights, biases, activation, layout,
-                                               group_rows)
-        .index_select(1, row);
+                                               group_rows, plan.by_subdomain);
+  }
   torch::Tensor h = features;
   for (std::size_t layer = 0; layer < weights.size(); ++layer) {
     const int64_t width = weights[layer].size(1);
     h = taylor::add_output_bias(torch::matmul(h.view({streams, count, plan.rows, h.size(2)}),
                                               weights[layer].transpose(1, 2)),
                                 biases[layer])
-            .view({streams, rows, width});
+            .view({streams, count * plan.rows, width});
     if (layer + 1 < weights.size())
       h = taylor::activate_streams(activation, h,
                                    torch::zeros({width}, h.options().requires_grad(false)), layout);
   }
-  return h.index_select(1, row);
+  return h.index_select(1, plan.row);
 }
 
 }  // namespace

@@ -343,15 +343,17 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
 }
 
 // The blocks of `points` rows: one group in blocks of the cache-sized default, or each of
-// `group_rows` (adding up to `points`) in its own blocks of about that size.
+// `group_rows` (adding up to `points`) in its own blocks of about that size; `order` (empty: the
+// identity) as for grouped_network_streams_cpu, kept alive by the caller.
 Blocks blocks_of(const torch::Tensor& features, int64_t points,
-                 const std::vector<int64_t>& group_rows) {
+                 const std::vector<int64_t>& group_rows, const torch::Tensor& order) {
   const auto dtype = features.scalar_type();
   const int64_t size = detail::block_points(dtype, features.size(0));
   const int64_t lanes = dtype == torch::kFloat64 ? detail::lanes<double>() : detail::lanes<float>();
   Blocks blocks;
   blocks.streams = features.size(0);
   blocks.points = points;
+  if (order.numel() > 0) blocks.order = order.data_ptr<int64_t>();
   if (group_rows.empty()) {
     detail::add_group(blocks, points, size, lanes, /*even=*/false);
     return blocks;
@@ -367,9 +369,10 @@ Blocks blocks_of(const torch::Tensor& features, int64_t points,
 
 // The output streams [K, n, out], filling `saved` for the backward.
 torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters,
-                          const std::vector<int64_t>& group_rows, nn::Activation activation,
-                          const detail::StreamShape& shape, Activations& saved) {
-  const Blocks blocks = blocks_of(features, features.size(1), group_rows);
+                          const std::vector<int64_t>& group_rows, const torch::Tensor& order,
+                          nn::Activation activation, const detail::StreamShape& shape,
+                          Activations& saved) {
+  const Blocks blocks = blocks_of(features, features.size(1), group_rows, order);
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
     const Network<scalar_t> network(parameters);
     saved.features = to_blocks<scalar_t>(features, blocks);
@@ -385,11 +388,12 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
                                at::TensorList parameters, std::vector<int64_t> group_rows,
-                               int64_t activation, std::vector<int64_t> shape_code) {
+                               const torch::Tensor& order, int64_t activation,
+                               std::vector<int64_t> shape_code) {
     Activations saved;
     const auto out =
-        run_forward(features, parameters, group_rows, static_cast<nn::Activation>(activation),
-                    detail::decode(shape_code), saved);
+        run_forward(features, parameters, group_rows, order,
+                    static_cast<nn::Activation>(activation), detail::decode(shape_code), saved);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
     keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
@@ -402,6 +406,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
     ctx->saved_data["points"] = features.size(1);
     ctx->saved_data["group_rows"] = group_rows;
+    ctx->saved_data["order"] = order;
     return out;
   }
 
@@ -427,8 +432,9 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
       next += primitives;
     }
     const auto& input = saved.features;
+    const auto order = ctx->saved_data["order"].toTensor();
     const Blocks blocks = blocks_of(input, ctx->saved_data["points"].toInt(),
-                                    ctx->saved_data["group_rows"].toIntVector());
+                                    ctx->saved_data["group_rows"].toIntVector(), order);
     auto parameter_grads =
         AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
           const Network<scalar_t> network(parameters);
@@ -439,7 +445,7 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     variable_list result{torch::Tensor()};
     for (std::size_t k = 0; k < parameter_grads.size(); ++k)
       result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
-    result.resize(result.size() + 3);  // group rows, activation, shape
+    result.resize(result.size() + 4);  // group rows, order, activation, shape
     return result;
   }
 };
@@ -450,14 +456,15 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,
                                   nn::Activation activation, const StreamLayout& layout) {
-  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {});
+  return grouped_network_streams_cpu(features, weights, biases, activation, layout, {}, {});
 }
 
 torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<torch::Tensor>& weights,
                                           const std::vector<torch::Tensor>& biases,
                                           nn::Activation activation, const StreamLayout& layout,
-                                          const std::vector<int64_t>& group_rows) {
+                                          const std::vector<int64_t>& group_rows,
+                                          const torch::Tensor& order) {
   TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
                  "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
                                                            << features.sizes());
@@ -475,13 +482,20 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
     needs_graph = needs_graph || weights[l].requires_grad() || biases[l].requires_grad();
   }
   const auto input = features.detach().contiguous();
+  // Empty for the identity: autograd takes every tensor argument as an input, and wants it defined.
+  auto rows = torch::empty({0}, torch::kLong);
+  if (order.defined()) {
+    TESSERA_ASSERT(!group_rows.empty() && order.numel() == features.size(1),
+                   "network_streams_cpu: an order needs groups and one entry per row");
+    rows = order.to(torch::kLong).contiguous();
+  }
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)
-    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows,
+    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows, rows,
                                  static_cast<int64_t>(activation), detail::encode(shape));
   torch::NoGradGuard no_grad;
   Activations saved;
-  return run_forward(input, parameters, group_rows, activation, shape, saved);
+  return run_forward(input, parameters, group_rows, rows, activation, shape, saved);
 }
 
 }  // namespace tessera::autodiff::taylor

@@ -162,7 +162,7 @@ LevelPlan FbpinnImpl::plan_level(const torch::Tensor& coordinates, std::size_t l
   const int64_t pairs = plan.point.size(0);
   const auto order = torch::arange(pairs, index);
   if (pairs == 0) {
-    plan.row = plan.place = order;
+    plan.row = plan.place = plan.by_subdomain = order;
     plan_windows(coordinates, plan);
     return plan;
   }
@@ -174,7 +174,8 @@ LevelPlan FbpinnImpl::plan_level(const torch::Tensor& coordinates, std::size_t l
   // A subdomain's k-th pair (by point) goes to row k of its block in the padded batch.
   const auto per_subdomain = torch::bincount(local, {}, count);
   plan.rows = per_subdomain.max().item<int64_t>();
-  const auto by_subdomain = torch::argsort(local * n + plan.point);
+  plan.by_subdomain = torch::argsort(local * n + plan.point);
+  const auto& by_subdomain = plan.by_subdomain;
   const auto sorted = local.index_select(0, by_subdomain);
   const auto rank_in_subdomain =
       order - (per_subdomain.cumsum(0) - per_subdomain).index_select(0, sorted);

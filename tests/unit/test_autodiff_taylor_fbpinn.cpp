@@ -168,6 +168,35 @@ TEST_CASE("grouped whole-network node equals one node per group, gradients per g
   }
 }
 
+TEST_CASE("grouped node with an order takes the groups' rows from anywhere, bit for bit") {
+  torch::manual_seed(10);
+  const auto layout = taylor::stream_layout({{0, {0}}, {0, {1}}});
+  const std::vector<int64_t> group_rows{150, 37};
+  const int64_t groups = 2, rows = 187;
+  const std::vector<int64_t> widths{2, 7, 1};
+  std::vector<torch::Tensor> weights, biases;
+  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+    weights.push_back(torch::randn({groups, widths[l + 1], widths[l]}).requires_grad_());
+    biases.push_back(torch::randn({groups, widths[l + 1]}).requires_grad_());
+  }
+  const auto features = torch::randn({layout.count(), rows, 2});
+  const auto target = torch::randn({layout.count(), rows, 1});
+  const auto consecutive = taylor::grouped_network_streams_cpu(
+      features, weights, biases, nn::Activation::tanh, layout, group_rows);
+  (consecutive * target).sum().backward();
+  std::vector<torch::Tensor> expected;
+  for (auto& w : weights) expected.push_back(w.grad().clone()), w.grad().zero_();
+  // The same rows scattered: row p of the groups sits at order[p].
+  const auto order = torch::randperm(rows, torch::kLong);
+  const auto scattered = torch::zeros_like(features).index_copy(1, order, features);
+  const auto reordered = taylor::grouped_network_streams_cpu(
+      scattered, weights, biases, nn::Activation::tanh, layout, group_rows, order);
+  CHECK(torch::equal(reordered.index_select(1, order), consecutive));
+  (reordered * torch::zeros_like(target).index_copy(1, order, target)).sum().backward();
+  for (std::size_t l = 0; l < weights.size(); ++l)
+    CHECK(torch::equal(weights[l].grad(), expected[l]));
+}
+
 TEST_CASE("FBPINN plans are reused for the same points and rebuilt for others") {
   auto network = two_level_network(2);
   const auto x = points_in_box(50, 2);

@@ -133,11 +133,14 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
 /// n; a group may have none; empty: one group, as network_streams_cpu). The node cuts every
 /// group into its own blocks, padded inside it, so a group's outputs and gradient sums depend
 /// on its own rows only and no caller pads. The parameter gradients come back per group, each
-/// summed in a fixed order.
+/// summed in a fixed order. With `order` (a permutation of the n rows, [n] int64), the groups
+/// take the rows order[0], order[1], ... instead of 0, 1, ...: features and outputs stay in
+/// the caller's row order, and the node reorders while it converts to its blocked layout.
 torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<torch::Tensor>& weights,
                                           const std::vector<torch::Tensor>& biases,
                                           nn::Activation activation, const StreamLayout& layout,
-                                          const std::vector<int64_t>& group_rows);
+                                          const std::vector<int64_t>& group_rows,
+                                          const torch::Tensor& order = {});
 
 }  // namespace tessera::autodiff::taylor

@@ -70,6 +70,8 @@ struct LevelPlan {
   /// subdomain's block of `rows` rows, in the order of its points. Distinct for all pairs.
   torch::Tensor row;
   int64_t rows = 0;
+  /// The pairs in subdomain order, each subdomain's by point [P] (how the CPU node takes them).
+  torch::Tensor by_subdomain;
   /// Each pair's place in the [points * per_point] table in which sum_by_point lays out every
   /// point's terms side by side. Distinct for all pairs.
   torch::Tensor place;
