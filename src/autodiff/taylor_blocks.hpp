@@ -55,9 +55,10 @@ struct Blocks {
     return std::upper_bound(group_first.begin(), group_first.end() - 1, block) -
            group_first.begin() - 1;
   }
-  void add_block(int64_t rows, int64_t block_points) {
+  // A block of `rows` rows holding the next `held` points.
+  void add_block(int64_t rows, int64_t held) {
     start.push_back(start.back() + rows);
-    first_point.push_back(first_point.back() + block_points);
+    first_point.push_back(first_point.back() + held);
     largest = std::max(largest, rows);
   }
   void end_group() { group_first.push_back(count()); }

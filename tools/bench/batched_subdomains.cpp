@@ -6,6 +6,8 @@
 //
 // Variants, alternating call by call so that load from other tenants falls on all alike:
 //   one network        one [16, 16] MLP on all points, forward engine (the reference);
+//   one network, pairs the same MLP on as many points as the FBPINN's (point, subdomain) pairs:
+//                      the products the FBPINN's networks do, without the windows;
 //   fbpinn forward     pieces^2 overlapping subdomains ([16, 16] each) as one nn::Fbpinn,
 //                      forward engine (stacked per-layer products over a padded batch);
 //   fbpinn reverse     the same network by the reverse engine (autograd of autograd);
@@ -14,7 +16,8 @@
 //   stacked networks   pieces^2 networks stored as stacked weights (as nn::Fbpinn stores its
 //                      subdomains') and evaluated as one grouped node, each on its own cell's
 //                      points: every point meets one network, so the products are the one
-//                      network's and the difference is the cost of batching alone.
+//                      network's and the difference is the cost of batching alone (the
+//                      features are built once, as a training pass builds them per sample).
 // The figure to quote is the median time per call and its ratio to the one network's. Each
 // FBPINN point meets (1 + overlap)^2 supports on average in the interior, so its products do
 // that many times the one network's work; at a small overlap the batch is close to one
