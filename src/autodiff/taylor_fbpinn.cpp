@@ -1,5 +1,5 @@
 // The forward engine for the FBPINN (nn/fbpinn.hpp): u = sum_j w_j N_j per level. Each level's
-// subdomain networks carry their streams together as one padded batch (the grouped CPU node, or
+// subdomain networks carry their streams together as one batch (the grouped CPU node, or
 // one stacked product per layer elsewhere); the windows' streams come from the plan's closed
 // forms; the product rule and the per-point sums give u's streams. Training then
 // backpropagates first-order operations only.

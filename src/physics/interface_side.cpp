@@ -131,8 +131,12 @@ std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
   return terms;
 }
 
-double InterfaceSide::squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const {
-  return (local.narrow(1, 0, fields_) - remote.narrow(1, 0, fields_)).pow(2).sum().item<double>();
+torch::Tensor InterfaceSide::squared_jump(const torch::Tensor& local,
+                                          const torch::Tensor& remote) const {
+  return (local.narrow(1, 0, fields_) - remote.narrow(1, 0, fields_))
+      .pow(2)
+      .sum()
+      .to(torch::kFloat64);
 }
 
 }  // namespace tessera::physics

@@ -52,7 +52,7 @@ void InterfaceCoupling::add_terms(LocalLoss& loss, const SubdomainModel& model, 
   for (const auto& term : side.losses(local, remote, chunk))
     loss.add(term, model.id, weights.at(term.name));
   if (side.side() == 0) {
-    auto jump = torch::full({}, side.squared_jump(local.detach(), remote), torch::kFloat64);
+    auto jump = side.squared_jump(local.detach(), remote);
     auto& sum = loss.jump_sums[model.id];
     sum = sum.defined() ? sum + jump : jump;
     loss.jump_counts[model.id] += static_cast<double>(local.size(0) * model.network->outputs());

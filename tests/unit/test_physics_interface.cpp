@@ -220,8 +220,9 @@ TEST_CASE("squared_jump sums the squared field jump over the points") {
   const auto side = plane_side(0, InterfaceWeights{1, 1, 0, 0});
   const auto local = side.local_values(evaluator(plane_network()), false);
   const auto remote = side.local_values(evaluator(plane_network(0.5)), false);
-  CHECK(side.squared_jump(local, remote) == doctest::Approx(kPoints * 0.25).epsilon(1e-10));
-  CHECK(side.squared_jump(local, local) == 0.0);
+  CHECK(side.squared_jump(local, remote).item<double>() ==
+        doctest::Approx(kPoints * 0.25).epsilon(1e-10));
+  CHECK(side.squared_jump(local, local).item<double>() == 0.0);
 }
 
 TEST_CASE(

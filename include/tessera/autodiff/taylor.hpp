@@ -39,7 +39,7 @@ Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
 bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& requested);
 
 /// The FBPINN's partials by the forward engine (autodiff/taylor_fbpinn.cpp): every level's
-/// subdomain networks carry their streams together as one padded batch (on a CPU the grouped
+/// subdomain networks carry their streams together as one batch (on a CPU the grouped
 /// whole-network node; elsewhere, or with `TaylorPath::per_layer`, one stacked product and one
 /// element-wise node per layer), the windows' streams follow in closed form (no graph: they
 /// depend on x only), and the product rule and the per-point sums give u's streams. Same

@@ -55,8 +55,10 @@ class InterfaceSide {
   /// both on part `chunk` of the points.
   std::vector<TermValue> losses(const torch::Tensor& local, const torch::Tensor& remote,
                                 const Chunk& chunk = {}) const;
-  /// Sum over points and fields of (u - u_other)^2 (for the interface_jump metric).
-  double squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const;
+  /// Sum over points and fields of (u - u_other)^2 (for the interface_jump metric), as a
+  /// float64 scalar tensor on the values' device: read only when a record is logged, so the
+  /// iterations between never wait for it.
+  torch::Tensor squared_jump(const torch::Tensor& local, const torch::Tensor& remote) const;
   std::set<expr::DerivativeKey> derivatives() const;
   /// Holds the interface points in `dtype` from now on (both sides convert alike); with a
   /// redraw they are drawn again from where they came from, so a restart gets the same points.
