@@ -269,8 +269,8 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
           {group, start, std::min(blocks.first_block(group + 1), start + blocks_per_chunk)});
   const auto chunks = static_cast<int64_t>(chunk_list.size());
   auto partial = unwritten({chunks, layout.size}, options);
-  const std::vector<T> ones(static_cast<std::size_t>(blocks.largest),
-                            T(1));  // a bias gradient is g_0 . 1
+  // A bias gradient is g_0 . 1.
+  const std::vector<T> ones(static_cast<std::size_t>(blocks.largest), T(1));
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     // The gradient at a layer's output, at its pre-activation, its recomputed input, and a
     // recomputed layer's pre-activations.
