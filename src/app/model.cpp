@@ -195,6 +195,9 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
     model->fields = std::make_unique<physics::FieldEvaluator>(
         [network](const torch::Tensor& x) mutable { return network->forward(x); },
         derivative_engine(c, network), std::move(parameters));
+    // The forward engine can evaluate it together with the rank's other subdomains.
+    if (c.training.derivatives != io::DerivativeChoice::autograd)
+      model->fields->set_groupable(network);
   }
   if (auto exact = exact_conditions(p)) model->fields->set_exact(std::move(exact));
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "taylor_kernels.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
@@ -165,6 +166,44 @@ bool within_reach(int64_t inputs, int64_t outputs, const std::set<Partial>& requ
   return true;
 }
 
+// The partials of every request of a grouped call as tensors of their own, with one backward
+// node for all of them: selecting each (two view nodes apiece, each zero-filling the whole
+// output in the backward) costs more than the network's own backward on small point sets.
+// `where` holds (stream, first row, rows, output) per partial.
+class SplitPartials : public torch::autograd::Function<SplitPartials> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* context,
+                                                const torch::Tensor& out,
+                                                const std::vector<int64_t>& where) {
+    context->saved_data["where"] = where;
+    context->saved_data["sizes"] = out.sizes().vec();
+    context->set_materialize_grads(false);
+    torch::autograd::variable_list parts;
+    for (std::size_t i = 0; i < where.size(); i += 4) parts.push_back(piece(out, where, i).clone());
+    return parts;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list grads) {
+    const auto where = context->saved_data["where"].toIntVector();
+    const auto sizes = context->saved_data["sizes"].toIntVector();
+    torch::Tensor grad;
+    for (std::size_t i = 0; i < where.size(); i += 4) {
+      const auto& g = grads[i / 4];
+      if (!g.defined()) continue;
+      if (!grad.defined()) grad = torch::zeros(sizes, g.options());
+      piece(grad, where, i).add_(g);
+    }
+    return {grad, torch::Tensor()};
+  }
+
+ private:
+  static torch::Tensor piece(const torch::Tensor& t, const std::vector<int64_t>& where,
+                             std::size_t i) {
+    return t.select(0, where[i]).narrow(0, where[i + 1], where[i + 2]).select(1, where[i + 3]);
+  }
+};
+
 }  // namespace
 
 bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& requested) {
@@ -173,6 +212,75 @@ bool taylor_supports(const nn::MlpOptions& options, const std::set<Partial>& req
 
 bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& requested) {
   return within_reach(options.inputs, options.outputs, requested);
+}
+
+bool taylor_groups(const nn::MlpImpl& network, const torch::Tensor& x) {
+  return !network.options().modified && !network.bf16_products() &&
+         taylor::detail::cpu_kernel_applies(x);
+}
+
+std::vector<std::vector<Partials>> taylor_partials_grouped(
+    const std::vector<NetworkPoints>& groups,
+    const std::vector<std::vector<std::set<Partial>>>& requested, bool create_graph) {
+  TESSERA_ASSERT(!groups.empty() && requested.size() == groups.size(),
+                 "taylor_partials_grouped: one request list per group");
+  std::set<Partial> all;
+  for (const auto& list : requested)
+    for (const auto& r : list) all.insert(r.begin(), r.end());
+  const auto layout = taylor::stream_layout(all);
+  std::optional<torch::NoGradGuard> no_graph;
+  if (!create_graph) no_graph.emplace();
+  std::vector<torch::Tensor> features;
+  std::vector<int64_t> group_rows;
+  std::vector<std::vector<torch::Tensor>> weights, biases;  // [layer][group]
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& network = *groups[g].network;
+    int64_t rows = 0;
+    for (std::size_t i = 0; i < groups[g].xs.size(); ++i) {
+      const auto& x = groups[g].xs[i];
+      const auto own = taylor::checked_layout(taylor_supports(network.options(), requested[g][i]),
+                                              x, network.options().inputs, requested[g][i]);
+      TESSERA_ASSERT(own.count() == layout.count(),
+                     "taylor_partials_grouped: the requests need different stream layouts");
+      features.push_back(feature_streams(network, x.detach(), layout));
+      rows += x.size(0);
+    }
+    group_rows.push_back(rows);
+    const auto [w, b] = effective_parameters(network);
+    weights.resize(w.size());
+    biases.resize(b.size());
+    for (std::size_t layer = 0; layer < w.size(); ++layer) {
+      weights[layer].push_back(w[layer]);
+      biases[layer].push_back(b[layer]);
+    }
+  }
+  std::vector<torch::Tensor> stacked_weights, stacked_biases;
+  for (std::size_t layer = 0; layer < weights.size(); ++layer) {
+    stacked_weights.push_back(torch::stack(weights[layer]));
+    stacked_biases.push_back(torch::stack(biases[layer]));
+  }
+  const auto out = taylor::grouped_network_streams_cpu(
+      torch::cat(features, 1), stacked_weights, stacked_biases,
+      groups.front().network->options().activation, layout, group_rows);
+  std::vector<int64_t> where;
+  int64_t row = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t i = 0; i < groups[g].xs.size(); ++i) {
+      const int64_t n = groups[g].xs[i].size(0);
+      for (const auto& p : requested[g][i])
+        where.insert(where.end(), {layout.stream_of(p), row, n, p.output});
+      row += n;
+    }
+  const auto parts = SplitPartials::apply(out, where);
+  std::vector<std::vector<Partials>> result(groups.size());
+  std::size_t next = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t i = 0; i < groups[g].xs.size(); ++i) {
+      Partials partials;
+      for (const auto& p : requested[g][i]) partials[p] = parts[next++];
+      result[g].push_back(std::move(partials));
+    }
+  return result;
 }
 
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,

@@ -1,6 +1,7 @@
 // The per-layer element-wise step of the forward engine as one autograd node: autograd would
 // otherwise record a dozen element-wise nodes per layer and replay them all in the backward.
 #include <algorithm>
+#include <map>
 
 #include "taylor_kernels.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
@@ -33,6 +34,12 @@ int64_t StreamLayout::laplacian_stream(const std::vector<int>& axes_summed) cons
   return it == laplacians.end()
              ? -1
              : 1 + static_cast<int64_t>(axes.size() + pairs.size() + (it - laplacians.begin()));
+}
+
+int64_t StreamLayout::stream_of(const Partial& p) const {
+  if (p.wrt.empty()) return 0;
+  if (p.laplacian) return laplacian_stream(p.wrt);
+  return p.wrt.size() == 1 ? first_stream(p.wrt[0]) : second_stream(p.wrt[0], p.wrt[1]);
 }
 
 StreamLayout stream_layout(const std::set<Partial>& requested) {
@@ -260,17 +267,23 @@ StreamLayout checked_layout(bool supported, const torch::Tensor& x, int64_t inpu
 
 Partials partials_from_streams(const torch::Tensor& out, const StreamLayout& layout,
                                const std::set<Partial>& requested) {
+  // Split once (one backward node for all partials) rather than select each partial (two
+  // nodes apiece, each zero-filling the whole output in the backward).
+  const auto streams = out.unbind(0);
+  const int64_t outputs = out.size(2);
+  std::map<int64_t, std::vector<torch::Tensor>> columns;
   Partials result;
   for (const auto& p : requested) {
-    if (p.wrt.empty()) {
-      result[p] = out.select(0, 0).select(1, p.output);
+    const int64_t stream = layout.stream_of(p);
+    TESSERA_ASSERT(stream >= 0, "forward engine: no stream holds a requested partial");
+    const auto& s = streams[static_cast<std::size_t>(stream)];
+    if (outputs == 1) {
+      result[p] = s.reshape({s.size(0)});
       continue;
     }
-    const int64_t stream = p.laplacian         ? layout.laplacian_stream(p.wrt)
-                           : p.wrt.size() == 1 ? layout.first_stream(p.wrt[0])
-                                               : layout.second_stream(p.wrt[0], p.wrt[1]);
-    TESSERA_ASSERT(stream >= 0, "forward engine: no stream holds a requested partial");
-    result[p] = out.select(0, stream).select(1, p.output);
+    auto& split = columns[stream];
+    if (split.empty()) split = s.unbind(1);
+    result[p] = split[static_cast<std::size_t>(p.output)];
   }
   return result;
 }

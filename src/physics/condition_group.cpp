@@ -91,15 +91,20 @@ std::set<expr::DerivativeKey> ConditionGroup::derivatives() const {
   return condition_derivatives(condition_, sampling_.region->spatial_dims());
 }
 
-std::vector<TermValue> ConditionGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
-                                                const Chunk& chunk) const {
+std::vector<FieldRequest> ConditionGroup::requests(const FieldEvaluator& fields,
+                                                   const Chunk& chunk) const {
   std::map<std::string, torch::Tensor> normals;
   const auto names = normal_names(sampling_.region->spatial_names());
   const auto part_normals = chunk.rows(normals_);
   for (std::size_t axis = 0; axis < names.size(); ++axis)
     normals[names[axis]] = part_normals.select(1, static_cast<int64_t>(axis));
-  const auto env = fields.evaluate(chunk.rows(x_), derivatives(), create_graph, normals);
-  const auto r = condition_residual(condition_, env, names);
+  return {{&fields, chunk.rows(x_), derivatives(), std::move(normals)}};
+}
+
+std::vector<TermValue> ConditionGroup::terms(const std::vector<expr::Environment>& environments,
+                                             const Chunk& chunk) const {
+  const auto names = normal_names(sampling_.region->spatial_names());
+  const auto r = condition_residual(condition_, environments.at(0), names);
   return {sampling_.options.replica.term(condition_.name, mean_square(r), r, x_.size(0), sampled_,
                                          chunk)};
 }
@@ -133,11 +138,17 @@ std::set<expr::DerivativeKey> PeriodicGroup::derivatives() const {
   return keys;
 }
 
-std::vector<TermValue> PeriodicGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
-                                               const Chunk& chunk) const {
+std::vector<FieldRequest> PeriodicGroup::requests(const FieldEvaluator& fields,
+                                                  const Chunk& chunk) const {
   const auto keys = derivatives();
-  const auto low = fields.evaluate(chunk.rows(low_), keys, create_graph);
-  const auto high = fields.evaluate(chunk.rows(high_), keys, create_graph);
+  return {{&fields, chunk.rows(low_), keys, {}}, {&fields, chunk.rows(high_), keys, {}}};
+}
+
+std::vector<TermValue> PeriodicGroup::terms(const std::vector<expr::Environment>& environments,
+                                            const Chunk& chunk) const {
+  const auto keys = derivatives();
+  const auto& low = environments.at(0);
+  const auto& high = environments.at(1);
   std::vector<torch::Tensor> jumps;
   for (const auto& key : keys) jumps.push_back(low.derivatives.at(key) - high.derivatives.at(key));
   // Mean over points of the summed squared jumps of every matched quantity.

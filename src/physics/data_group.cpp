@@ -35,9 +35,14 @@ std::set<expr::DerivativeKey> DataGroup::derivatives() const {
   return keys;
 }
 
-std::vector<TermValue> DataGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
-                                           const Chunk& chunk) const {
-  const auto env = fields.evaluate(chunk.rows(x_), derivatives(), create_graph);
+std::vector<FieldRequest> DataGroup::requests(const FieldEvaluator& fields,
+                                              const Chunk& chunk) const {
+  return {{&fields, chunk.rows(x_), derivatives(), {}}};
+}
+
+std::vector<TermValue> DataGroup::terms(const std::vector<expr::Environment>& environments,
+                                        const Chunk& chunk) const {
+  const auto& env = environments.at(0);
   const auto values = chunk.rows(values_);
   std::vector<torch::Tensor> misfits;
   for (std::size_t k = 0; k < fields_.size(); ++k)

@@ -40,6 +40,14 @@ TermValue Replica::term(std::string name, torch::Tensor mean_square, const torch
           Probe{residual, first, whole}};
 }
 
+std::vector<TermValue> LossGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
+                                           const Chunk& chunk) const {
+  std::vector<expr::Environment> environments;
+  for (const auto& r : requests(fields, chunk))
+    environments.push_back(r.fields->evaluate(r.x, r.keys, create_graph, r.extra));
+  return terms(environments, chunk);
+}
+
 torch::Tensor mean_square(const torch::Tensor& residual) {
   if (residual.numel() == 0) return torch::zeros({}, residual.options());
   return residual.pow(2).mean();
@@ -148,10 +156,16 @@ void EquationGroup::prepare_chunks(const FieldEvaluator& fields, int chunks) con
   chunk_counts_ = counts.to(x_.device());
 }
 
-std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields, bool create_graph,
-                                               const Chunk& chunk) const {
-  const auto x = chunk.rows(x_);
-  const auto residuals = equation_residuals(equations_, fields, x, create_graph);
+std::vector<FieldRequest> EquationGroup::requests(const FieldEvaluator& fields,
+                                                  const Chunk& chunk) const {
+  return {{&fields, chunk.rows(x_), derivatives(), {}}};
+}
+
+std::vector<TermValue> EquationGroup::terms(const std::vector<expr::Environment>& environments,
+                                            const Chunk& chunk) const {
+  const auto& x = environments.at(0).coordinates;
+  std::vector<torch::Tensor> residuals;
+  for (const auto& e : equations_) residuals.push_back(e.residual.evaluate(environments[0]));
   std::vector<torch::Tensor> values;
   if (causal() && chunk.count > 1 && x.size(0) == 0) {
     for (std::size_t i = 0; i < equations_.size(); ++i) values.push_back(mean_square(x));
@@ -178,11 +192,11 @@ std::vector<TermValue> EquationGroup::evaluate(const FieldEvaluator& fields, boo
   } else {
     for (const auto& r : residuals) values.push_back(mean_square(r));
   }
-  std::vector<TermValue> terms;
+  std::vector<TermValue> result;
   for (std::size_t i = 0; i < equations_.size(); ++i)
-    terms.push_back(sampling_.options.replica.term(equations_[i].name, values[i], residuals[i],
-                                                   x_.size(0), point_count(), chunk));
-  return terms;
+    result.push_back(sampling_.options.replica.term(equations_[i].name, values[i], residuals[i],
+                                                    x_.size(0), point_count(), chunk));
+  return result;
 }
 
 std::vector<std::string> EquationGroup::term_names() const {

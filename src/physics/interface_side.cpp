@@ -92,9 +92,11 @@ std::set<expr::DerivativeKey> InterfaceSide::derivatives() const {
   return keys;
 }
 
-torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool create_graph,
-                                          const Chunk& chunk) const {
-  const auto env = fields.evaluate(chunk.rows(points_), derivatives(), create_graph);
+FieldRequest InterfaceSide::request(const FieldEvaluator& fields, const Chunk& chunk) const {
+  return {&fields, chunk.rows(points_), derivatives(), {}};
+}
+
+torch::Tensor InterfaceSide::values_from(const expr::Environment& env) const {
   std::vector<torch::Tensor> columns;
   for (int f = 0; f < fields_; ++f) columns.push_back(env.derivatives.at({f, {}}));
   if (weights_.residual > 0)
@@ -107,27 +109,52 @@ torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool cre
   return torch::stack(columns, 1);
 }
 
-std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
-                                             const torch::Tensor& remote,
-                                             const Chunk& chunk) const {
+torch::Tensor InterfaceSide::local_values(const FieldEvaluator& fields, bool create_graph,
+                                          const Chunk& chunk) const {
+  const auto r = request(fields, chunk);
+  return values_from(fields.evaluate(r.x, r.keys, create_graph));
+}
+
+std::vector<InterfaceSide::TermColumns> InterfaceSide::term_columns() const {
   const Layout layout = this->layout();
-  const int64_t n = local.size(0);
-  std::vector<TermValue> terms;
   // A cut in time: information flows forward only. The later side takes the earlier side's
   // values as its initial data (the full jump); the earlier side does not feel the later one,
   // which would otherwise pull its solution toward a later slab that has not converged.
   const bool time_cut = axis_ >= spatial_dims_;
+  std::vector<TermColumns> terms;
   if (time_cut && side_ == 0) return terms;
-  auto add = [&](const char* name, int64_t start, int64_t width, double scale) {
-    auto jump = (local.narrow(1, start, width) - remote.narrow(1, start, width)) * scale;
-    auto loss = n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
-    terms.push_back(replica_.term(name, loss, jump, points_.size(0), all_points_, chunk));
-  };
   // Solution average (XPINN): u - (u + u_other)/2 = (u - u_other)/2; across time u - u_earlier.
-  if (weights_.continuity > 0) add(continuity_term, 0, layout.fields, time_cut ? 1.0 : 0.5);
-  if (layout.residuals) add(residual_term, layout.residual_start(), layout.residuals, 1.0);
-  if (layout.fluxes) add(flux_term, layout.flux_start(), layout.fluxes, 1.0);
-  if (layout.gradients) add(gradient_term, layout.gradient_start(), layout.gradients, 1.0);
+  if (weights_.continuity > 0)
+    terms.push_back({continuity_term, 0, layout.fields, time_cut ? 1.0 : 0.5});
+  if (layout.residuals)
+    terms.push_back({residual_term, layout.residual_start(), layout.residuals, 1.0});
+  if (layout.fluxes) terms.push_back({flux_term, layout.flux_start(), layout.fluxes, 1.0});
+  if (layout.gradients)
+    terms.push_back({gradient_term, layout.gradient_start(), layout.gradients, 1.0});
+  return terms;
+}
+
+TermValue InterfaceSide::term(const char* name, torch::Tensor mean_square,
+                              const torch::Tensor& jump, const Chunk& chunk) const {
+  return replica_.term(name, std::move(mean_square), jump, points_.size(0), all_points_, chunk);
+}
+
+double InterfaceSide::share() const {
+  return replica_.count > 1
+             ? static_cast<double>(points_.size(0)) / static_cast<double>(all_points_)
+             : 1.0;
+}
+
+std::vector<TermValue> InterfaceSide::losses(const torch::Tensor& local,
+                                             const torch::Tensor& remote,
+                                             const Chunk& chunk) const {
+  const int64_t n = local.size(0);
+  std::vector<TermValue> terms;
+  for (const auto& t : term_columns()) {
+    auto jump = (local.narrow(1, t.start, t.width) - remote.narrow(1, t.start, t.width)) * t.scale;
+    auto loss = n ? jump.pow(2).sum(1).mean() : torch::zeros({}, local.options());
+    terms.push_back(term(t.name, loss, jump, chunk));
+  }
   return terms;
 }
 

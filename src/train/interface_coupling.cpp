@@ -7,18 +7,39 @@ std::vector<std::vector<torch::Tensor>> InterfaceCoupling::start(
   std::vector<std::vector<torch::Tensor>> locals(owned.size());
   if (!exchange_) return locals;
   exchange_->start_receives();
-  for (std::size_t i = 0; i < owned.size(); ++i) {
-    auto& model = *owned[i];
-    for (const auto& side : model.interfaces) {
-      auto values = side->local_values(*model.fields, create_graph[i]);
-      const auto message = values.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-      exchange_->send(side->interface_id(), side->side(), message.data_ptr<double>(),
-                      message.numel());
-      // Without a graph asked for, the values may still hang on the parameters (the reverse
-      // engine's outputs do); detached, they do not keep that graph alive.
-      locals[i].push_back(create_graph[i] ? values : values.detach());
-    }
+  // Every side's fields in as few network calls as the networks allow, with and without graph.
+  for (const bool graph : {true, false}) {
+    std::vector<physics::FieldRequest> requests;
+    for (std::size_t i = 0; i < owned.size(); ++i)
+      if (create_graph[i] == graph)
+        for (const auto& side : owned[i]->interfaces)
+          requests.push_back(side->request(*owned[i]->fields));
+    if (requests.empty()) continue;
+    const auto environments = physics::evaluate_together(requests, graph);
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < owned.size(); ++i)
+      if (create_graph[i] == graph)
+        for (const auto& side : owned[i]->interfaces) {
+          auto values = side->values_from(environments[next++]);
+          // Without a graph asked for, the values may still hang on the parameters (the
+          // reverse engine's outputs do); detached, they do not keep that graph alive.
+          locals[i].push_back(graph ? values : values.detach());
+        }
   }
+  // One conversion for every message; each side's rows are contiguous in it.
+  std::vector<torch::Tensor> flat;
+  for (const auto& sides : locals)
+    for (const auto& values : sides) flat.push_back(values.detach().reshape({-1}));
+  if (flat.empty()) return locals;
+  const auto messages = torch::cat(flat).to(torch::kCPU, torch::kFloat64).contiguous();
+  const double* next = messages.data_ptr<double>();
+  for (std::size_t i = 0; i < owned.size(); ++i)
+    for (std::size_t k = 0; k < owned[i]->interfaces.size(); ++k) {
+      const auto& side = *owned[i]->interfaces[k];
+      const int64_t count = locals[i][k].numel();
+      exchange_->send(side.interface_id(), side.side(), next, count);
+      next += count;
+    }
   return locals;
 }
 

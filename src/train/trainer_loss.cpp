@@ -25,15 +25,45 @@ Trainer::Parts Trainer::parts_of(const SubdomainModel& model) const {
   return {count * within, slices.first * within, slices.end * within, true};
 }
 
+void Trainer::add_terms(LocalLoss& loss, const SubdomainModel& model,
+                        const std::vector<physics::TermValue>& terms) const {
+  for (const auto& term : terms) {
+    TESSERA_ASSERT(weights_.count(term.name), "unknown loss term '" << term.name << "'");
+    loss.add(term, model.id, weights_.at(term.name));
+  }
+}
+
 LocalLoss Trainer::group_terms(const SubdomainModel& model, bool create_graph,
                                const physics::Chunk& chunk) const {
   LocalLoss loss;
   for (const auto& group : model.groups)
-    for (const auto& term : group->evaluate(*model.fields, create_graph, chunk)) {
-      TESSERA_ASSERT(weights_.count(term.name), "unknown loss term '" << term.name << "'");
-      loss.add(term, model.id, weights_.at(term.name));
-    }
+    add_terms(loss, model, group->evaluate(*model.fields, create_graph, chunk));
   return loss;
+}
+
+std::vector<LocalLoss> Trainer::group_terms_together(const std::vector<SubdomainModel*>& models,
+                                                     bool create_graph) const {
+  std::vector<physics::FieldRequest> requests;
+  std::vector<std::size_t> per_group;
+  for (const auto* model : models)
+    for (const auto& group : model->groups) {
+      auto asked = group->requests(*model->fields);
+      per_group.push_back(asked.size());
+      for (auto& r : asked) requests.push_back(std::move(r));
+    }
+  auto environments = physics::evaluate_together(requests, create_graph);
+  std::vector<LocalLoss> losses(models.size());
+  std::size_t group = 0, next = 0;
+  for (std::size_t i = 0; i < models.size(); ++i)
+    for (const auto& g : models[i]->groups) {
+      const std::vector<expr::Environment> own(
+          std::make_move_iterator(environments.begin() + static_cast<std::ptrdiff_t>(next)),
+          std::make_move_iterator(environments.begin() +
+                                  static_cast<std::ptrdiff_t>(next + per_group[group])));
+      next += per_group[group++];
+      add_terms(losses[i], *models[i], g->terms(own));
+    }
+  return losses;
 }
 
 void Trainer::prepare_chunks(const SubdomainModel& model, int chunks) const {
@@ -128,13 +158,20 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   auto locals = coupling_.start(owned_, graph);
   LocalLoss loss;
   std::vector<LocalLoss> interior(owned_.size());
-  for (std::size_t i = 0; i < owned_.size(); ++i) {
+  // Whole subdomains together: one network call per kind of point set for all of them.
+  std::vector<SubdomainModel*> whole;
+  for (std::size_t i = 0; i < owned_.size(); ++i)
+    if (!parts_per[i].many()) whole.push_back(owned_[i]);
+  auto whole_terms = group_terms_together(whole, create_graph);
+  coupling_.progress();
+  for (std::size_t i = 0, next = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
     const Parts& p = parts_per[i];
+    if (!p.many()) interior[i] = std::move(whole_terms[next++]);
     if (p.count > 1) prepare_chunks(model, p.count);
-    for (int c = p.first; c < p.end; ++c) {
+    for (int c = p.first; c < p.end && p.many(); ++c) {
       LocalLoss part = group_terms(model, create_graph, {c, p.count});
-      if (p.many()) backpropagate_part(part, create_graph);
+      backpropagate_part(part, create_graph);
       if (sync_.slices.on()) record_slice_part(model, part, create_graph);
       interior[i].merge(std::move(part));
       coupling_.progress();
@@ -146,18 +183,30 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
   if (parts)
     for (std::size_t i = 0; i < owned_.size(); ++i) (*parts)[i].first = value(interior[i]);
   if (backward_interior) {
+    // One backward for all: subdomains evaluated together share their network nodes.
+    torch::Tensor sum;
     for (auto& part : interior)
       if (part.total.defined() && part.total.requires_grad()) {
-        part.total.backward();
+        sum = sum.defined() ? sum + part.total : part.total;
         part.total = torch::Tensor();
       }
+    if (sum.defined()) sum.backward();
     coupling_.progress();
   }
   coupling_.finish(owned_);
+  // Whole subdomains' sides go together, unless each subdomain's own figures are asked for.
+  const bool together = !parts && !stop_on_nonfinite;
+  std::vector<InterfaceCoupling::SideValues> whole_sides;
   for (std::size_t i = 0; i < owned_.size(); ++i) {
     auto& model = *owned_[i];
     LocalLoss interface;
     const Parts& p = parts_per[i];
+    if (together && !p.many()) {
+      for (std::size_t k = 0; k < model.interfaces.size(); ++k)
+        whole_sides.push_back({&model, k, locals[i][k]});
+      loss.merge(std::move(interior[i]));
+      continue;
+    }
     for (int c = p.first; c < p.end; ++c) {
       const physics::Chunk chunk{c, p.count};
       LocalLoss part;
@@ -175,6 +224,11 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
     interior[i].merge(std::move(interface));
     if (stop_on_nonfinite) check_finite(interior[i], model);
     loss.merge(std::move(interior[i]));
+  }
+  if (!whole_sides.empty()) {
+    LocalLoss interface;
+    InterfaceCoupling::add_terms_together(interface, whole_sides, weights_, measuring_terms_);
+    loss.merge(std::move(interface));
   }
   return loss;
 }

@@ -83,3 +83,78 @@ TEST_CASE("without interfaces the coupling is inactive and exchanges nothing") {
   CHECK(model.remote.size() == 1);  // untouched
   CHECK(coupling.exchange_seconds() == 0.0);
 }
+
+TEST_CASE("sides together give each side's terms, counts and jumps as one by one") {
+  auto lower = model_with_side(0), upper = model_with_side(1);
+  upper.id = 5;
+  upper.remote[0] = torch::rand({kPoints, 1}, torch::kFloat64);
+  const auto local_lower = torch::rand({kPoints, 1}, torch::kFloat64).requires_grad_();
+  const auto local_upper = torch::rand({kPoints, 1}, torch::kFloat64).requires_grad_();
+  train::LocalLoss one_by_one;
+  train::InterfaceCoupling::add_terms(one_by_one, lower, 0, local_lower, kWeights);
+  train::InterfaceCoupling::add_terms(one_by_one, upper, 0, local_upper, kWeights);
+  train::LocalLoss together;
+  train::InterfaceCoupling::add_terms_together(
+      together, {{&lower, 0, local_lower}, {&upper, 0, local_upper}}, kWeights, /*probes=*/true);
+
+  CHECK(together.total.item<double>() == doctest::Approx(one_by_one.total.item<double>()));
+  const auto name = physics::continuity_term;
+  CHECK(together.terms.at(name).item<double>() ==
+        doctest::Approx(one_by_one.terms.at(name).item<double>()));
+  for (int id : {4, 5}) {
+    CHECK(together.sums.at(name).at(id).item<double>() ==
+          doctest::Approx(one_by_one.sums.at(name).at(id).item<double>()));
+    CHECK(together.counts.at(name).at(id) == one_by_one.counts.at(name).at(id));
+  }
+  CHECK(together.jump_sums.size() == 1);
+  CHECK(together.jump_sums.at(4).item<double>() ==
+        doctest::Approx(one_by_one.jump_sums.at(4).item<double>()));
+  CHECK(together.jump_counts.at(4) == one_by_one.jump_counts.at(4));
+  CHECK(together.probes.at(name).size() == 2);
+
+  const auto [lower_grad, upper_grad] = [&] {
+    auto g = torch::autograd::grad({together.total}, {local_lower, local_upper});
+    return std::make_pair(g[0], g[1]);
+  }();
+  const auto expected = torch::autograd::grad({one_by_one.total}, {local_lower, local_upper});
+  CHECK(torch::allclose(lower_grad, expected[0], 1e-12, 1e-14));
+  CHECK(torch::allclose(upper_grad, expected[1], 1e-12, 1e-14));
+}
+
+TEST_CASE("a side's terms together are the same bits alone or beside other subdomains'") {
+  auto lower = model_with_side(0), upper = model_with_side(1);
+  upper.id = 5;
+  upper.remote[0] = torch::rand({kPoints, 1}, torch::kFloat64);
+  const auto run = [&](bool beside) {
+    const auto local =
+        torch::linspace(0, 1, kPoints, torch::kFloat64).unsqueeze(1).requires_grad_();
+    std::vector<train::InterfaceCoupling::SideValues> sides;
+    if (beside) sides.push_back({&upper, 0, torch::rand({kPoints, 1}, torch::kFloat64)});
+    sides.push_back({&lower, 0, local});
+    train::LocalLoss loss;
+    train::InterfaceCoupling::add_terms_together(loss, sides, kWeights, false);
+    const auto gradient = torch::autograd::grad({loss.total}, {local})[0];
+    return std::make_tuple(gradient, loss.sums.at(physics::continuity_term).at(4),
+                           loss.jump_sums.at(4));
+  };
+  const auto [alone_gradient, alone_sum, alone_jump] = run(false);
+  const auto [beside_gradient, beside_sum, beside_jump] = run(true);
+  CHECK(torch::equal(alone_gradient, beside_gradient));
+  CHECK(torch::equal(alone_sum, beside_sum));
+  CHECK(torch::equal(alone_jump, beside_jump));
+}
+
+TEST_CASE("together, a neighbour's non-finite values drop that side's terms only") {
+  auto lower = model_with_side(0), upper = model_with_side(1);
+  upper.id = 5;
+  lower.remote[0][3][0] = std::numeric_limits<double>::quiet_NaN();
+  train::LocalLoss loss;
+  const auto local = torch::zeros({kPoints, 1}, torch::kFloat64);
+  train::InterfaceCoupling::add_terms_together(loss, {{&lower, 0, local}, {&upper, 0, local}},
+                                               kWeights, false);
+  CHECK(loss.counts.at(physics::continuity_term).count(4) == 0);
+  CHECK(loss.counts.at(physics::continuity_term).at(5) == kPoints);
+  CHECK(loss.jump_sums.empty());
+  // |0 - (0 + 0.2) / 2|^2 = 0.01 at every point of the upper side, weight 3.
+  CHECK(loss.total.item<double>() == doctest::Approx(0.03));
+}

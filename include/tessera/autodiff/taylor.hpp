@@ -5,6 +5,7 @@
 #include <torch/types.h>
 
 #include <set>
+#include <vector>
 
 #include "tessera/autodiff/partial.hpp"
 #include "tessera/nn/fbpinn.hpp"
@@ -33,6 +34,27 @@ enum class TaylorPath { automatic, per_layer };
 Partials taylor_partials(const nn::MlpImpl& network, const torch::Tensor& x,
                          const std::set<Partial>& requested, bool create_graph,
                          TaylorPath path = TaylorPath::automatic);
+
+/// Several plain MLPs of one architecture evaluated together on a CPU: network `network` at the
+/// point sets `xs`, one group of the grouped whole-network node per entry.
+struct NetworkPoints {
+  const nn::MlpImpl* network = nullptr;
+  std::vector<torch::Tensor> xs;  ///< [n_i, inputs] each, the network's dtype and device
+};
+
+/// Whether `network` at x can join a grouped evaluation (taylor_partials_grouped): a plain
+/// (not modified) MLP in float32 or float64 on a CPU, without bf16 products.
+bool taylor_groups(const nn::MlpImpl& network, const torch::Tensor& x);
+
+/// taylor_partials for every point set of every entry of `groups` in one grouped node (the
+/// entries' networks must have the same layer shapes and activation; `requested[g][i]` is what
+/// xs[i] of entry g asks for, and all of them must share one stream layout). Each entry's
+/// results and parameter gradients depend on its own points only, whatever other entries share
+/// the call, so a subdomain gives the same bits alone or beside others. Precondition:
+/// taylor_groups and taylor_supports for every entry.
+std::vector<std::vector<Partials>> taylor_partials_grouped(
+    const std::vector<NetworkPoints>& groups,
+    const std::vector<std::vector<std::set<Partial>>>& requested, bool create_graph);
 
 /// Whether the forward engine can compute `requested` for an FBPINN: every partial of order
 /// <= 2 whose output and axes exist.

@@ -30,6 +30,8 @@ struct StreamLayout {
   int64_t second_stream(int i, int j) const;
   /// The stream holding the sum of d^2/d input[a]^2 over the inputs `axes_summed`, or -1.
   int64_t laplacian_stream(const std::vector<int>& axes_summed) const;
+  /// The stream holding partial `p` (of any output), or -1.
+  int64_t stream_of(const Partial& p) const;
 };
 
 /// The layout for `requested`, after checking that the engine can compute it (`supported`, from

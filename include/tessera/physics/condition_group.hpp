@@ -43,8 +43,10 @@ class ConditionGroup : public LossGroup {
                  PointOptions options);
 
   void resample() override;
-  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
-                                  const Chunk& chunk = {}) const override;
+  std::vector<FieldRequest> requests(const FieldEvaluator& fields,
+                                     const Chunk& chunk = {}) const override;
+  std::vector<TermValue> terms(const std::vector<expr::Environment>& environments,
+                               const Chunk& chunk = {}) const override;
   std::vector<std::string> term_names() const override { return {condition_.name}; }
   int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;
@@ -75,8 +77,10 @@ class PeriodicGroup : public LossGroup {
                 geometry::SamplerKind sampler, core::Rng rng, PointOptions options);
 
   void resample() override;
-  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
-                                  const Chunk& chunk = {}) const override;
+  std::vector<FieldRequest> requests(const FieldEvaluator& fields,
+                                     const Chunk& chunk = {}) const override;
+  std::vector<TermValue> terms(const std::vector<expr::Environment>& environments,
+                               const Chunk& chunk = {}) const override;
   std::vector<std::string> term_names() const override { return {name_}; }
   int64_t point_count() const override { return sampling_.points; }
   std::set<expr::DerivativeKey> derivatives() const override;

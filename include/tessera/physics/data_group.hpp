@@ -15,8 +15,10 @@ class DataGroup : public LossGroup {
 
   void resample() override {}
   /// One term: mean over the points of the summed squared misfits of the observed fields.
-  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
-                                  const Chunk& chunk = {}) const override;
+  std::vector<FieldRequest> requests(const FieldEvaluator& fields,
+                                     const Chunk& chunk = {}) const override;
+  std::vector<TermValue> terms(const std::vector<expr::Environment>& environments,
+                               const Chunk& chunk = {}) const override;
   std::vector<std::string> term_names() const override { return {name_}; }
   int64_t point_count() const override { return all_points_; }
   std::set<expr::DerivativeKey> derivatives() const override;

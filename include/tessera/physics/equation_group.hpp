@@ -28,8 +28,10 @@ class EquationGroup : public LossGroup {
 
   void resample() override;
   void prepare_chunks(const FieldEvaluator& fields, int chunks) const override;
-  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
-                                  const Chunk& chunk = {}) const override;
+  std::vector<FieldRequest> requests(const FieldEvaluator& fields,
+                                     const Chunk& chunk = {}) const override;
+  std::vector<TermValue> terms(const std::vector<expr::Environment>& environments,
+                               const Chunk& chunk = {}) const override;
   std::vector<std::string> term_names() const override;
   /// The whole sample's size: the point count, or the count adapt() or keep() kept.
   int64_t point_count() const override {

@@ -10,6 +10,7 @@
 
 #include "tessera/autodiff/partial.hpp"
 #include "tessera/expr/environment.hpp"
+#include "tessera/nn/mlp.hpp"
 #include "tessera/physics/exact_conditions.hpp"
 #include "tessera/physics/shared_parameters.hpp"
 
@@ -42,11 +43,40 @@ class FieldEvaluator {
   /// The fields' values [n, outputs] at x (exact conditions applied), without a graph.
   torch::Tensor values(const torch::Tensor& x, int outputs) const;
 
+  /// The network is a plain MLP on the forward engine: its fields may be evaluated together with
+  /// other subdomains' (evaluate_together). Null: always on its own.
+  void set_groupable(nn::Mlp network) { groupable_ = std::move(network); }
+  const nn::Mlp& groupable() const { return groupable_; }
+  /// The network partials that `keys` need (exact conditions read the network's own).
+  std::set<autodiff::Partial> network_partials(const std::set<expr::DerivativeKey>& keys) const;
+  /// The environment at x from the network partials computed for `keys`.
+  expr::Environment environment(const torch::Tensor& x, const std::set<expr::DerivativeKey>& keys,
+                                autodiff::Partials network_partials,
+                                std::map<std::string, torch::Tensor> extra) const;
+
  private:
   autodiff::NetworkFunction network_;
   DerivativeEngine engine_;
   std::shared_ptr<const SharedParameters> parameters_;
   std::shared_ptr<const ExactConditions> exact_;  ///< null: every field is the network's output
+  nn::Mlp groupable_{nullptr};
 };
+
+/// One evaluation asked of a subdomain's fields: as FieldEvaluator::evaluate(x, keys, ...).
+struct FieldRequest {
+  const FieldEvaluator* fields = nullptr;
+  torch::Tensor x;
+  std::set<expr::DerivativeKey> keys;
+  std::map<std::string, torch::Tensor> extra;
+};
+
+/// Every request's environment, as each evaluator's evaluate() would give it. Requests whose
+/// networks can be grouped (same plain MLP architecture, forward engine, CPU) and that need one
+/// stream layout go through one grouped network call, a subdomain's requests together as one
+/// group; the others are evaluated one by one. Whether a request is grouped, and with which of
+/// its own subdomain's requests, does not depend on the other subdomains in the list, so a
+/// subdomain's results are the same bits alone on a rank or beside others.
+std::vector<expr::Environment> evaluate_together(const std::vector<FieldRequest>& requests,
+                                                 bool create_graph);
 
 }  // namespace tessera::physics

@@ -51,6 +51,28 @@ class InterfaceSide {
   /// This side's quantities at part `chunk` of the interface points: [rows, quantities()].
   torch::Tensor local_values(const FieldEvaluator& fields, bool create_graph,
                              const Chunk& chunk = {}) const;
+  /// What local_values asks of the fields, and the values from the environment it gets back
+  /// (for evaluating several sides' fields together).
+  FieldRequest request(const FieldEvaluator& fields, const Chunk& chunk = {}) const;
+  torch::Tensor values_from(const expr::Environment& env) const;
+
+  /// One interface term: the squared jump of columns [start, start + width) of the values,
+  /// times `scale` before squaring, summed over those columns and averaged over the points.
+  struct TermColumns {
+    const char* name;
+    int64_t start, width;
+    double scale;
+  };
+  /// This side's terms in the order losses() gives them (none on the earlier side of a cut in
+  /// time, which does not feel the later one).
+  std::vector<TermColumns> term_columns() const;
+  /// The TermValue of term `name` on part `chunk` of this side's points, from its mean square
+  /// and its scaled jump there ([rows, width]).
+  TermValue term(const char* name, torch::Tensor mean_square, const torch::Tensor& jump,
+                 const Chunk& chunk = {}) const;
+  /// This side's share of a term's mean over the whole interface (its replica's points over
+  /// all points; 1 without replicas).
+  double share() const;
   /// The interface terms from this side's values (with graph) and the neighbour's (detached),
   /// both on part `chunk` of the points.
   std::vector<TermValue> losses(const torch::Tensor& local, const torch::Tensor& remote,

@@ -89,9 +89,16 @@ class LossGroup {
   virtual ~LossGroup() = default;
   /// Draws new points (advancing the group's own random stream).
   virtual void resample() = 0;
+  /// What the terms on part `chunk` of the current points ask of the fields, in order.
+  virtual std::vector<FieldRequest> requests(const FieldEvaluator& fields,
+                                             const Chunk& chunk = {}) const = 0;
+  /// The terms on part `chunk` from the environments of requests(fields, chunk), in its order
+  /// (evaluated one by one, or with other subdomains' by evaluate_together).
+  virtual std::vector<TermValue> terms(const std::vector<expr::Environment>& environments,
+                                       const Chunk& chunk = {}) const = 0;
   /// The terms on part `chunk` of the current points; `create_graph` for training losses.
-  virtual std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
-                                          const Chunk& chunk = {}) const = 0;
+  std::vector<TermValue> evaluate(const FieldEvaluator& fields, bool create_graph,
+                                  const Chunk& chunk = {}) const;
   /// Before a pass in `chunks` parts: what the parts need from every point (causal weights).
   virtual void prepare_chunks(const FieldEvaluator& fields, int chunks) const {}
   /// Names of the terms evaluate() returns, in order.

@@ -42,6 +42,20 @@ class InterfaceCoupling {
                         const torch::Tensor& local, const std::map<std::string, double>& weights,
                         const physics::Chunk& chunk = {});
 
+  /// One whole interface side (no parts) of an owned subdomain and its values.
+  struct SideValues {
+    const SubdomainModel* model;
+    std::size_t k;  ///< the side's index in model->interfaces
+    torch::Tensor local;
+  };
+  /// add_terms for many whole sides at once (interface_terms.cpp): the sides whose terms read
+  /// the same columns share one squared jump and one weighted sum, so the loss and its backward
+  /// are a few operations whatever the number of sides. Every figure of a subdomain (its
+  /// gradient, its logged sums) is formed from its own rows in a fixed order: the same bits
+  /// whichever other sides share the call. `probes`: keep each term's probe (loss balancing).
+  static void add_terms_together(LocalLoss& loss, const std::vector<SideValues>& sides,
+                                 const std::map<std::string, double>& weights, bool probes);
+
   double exchange_seconds() const { return exchange_ ? exchange_->exchange_seconds() : 0.0; }
   double wait_seconds() const { return exchange_ ? exchange_->wait_seconds() : 0.0; }
 
