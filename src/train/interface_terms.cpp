@@ -47,12 +47,15 @@ torch::Tensor index_tensor(const std::vector<int64_t>& values, const torch::Devi
   return torch::tensor(values, torch::kLong).to(device);
 }
 
-// Per-slot sums of per-row values, each slot's rows added in row order (index_add on one
-// dimension runs through the index in order), in float64.
-torch::Tensor slot_sums(const torch::Tensor& per_row, const torch::Tensor& slot_of,
+// Per-slot sums of per-row values ([rows] or [rows, k]), each slot's rows added in row order
+// (index_add along dimension 0 runs through the index in order), in float64.
+torch::Tensor slot_sums(const torch::Tensor& per_row, const std::vector<int64_t>& slot_of,
                         int64_t slots) {
-  return torch::zeros({slots}, per_row.options().dtype(torch::kFloat64))
-      .index_add_(0, slot_of, per_row.to(torch::kFloat64));
+  auto sizes = per_row.sizes().vec();
+  sizes[0] = slots;
+  const auto values = per_row.to(torch::kFloat64);
+  return torch::zeros(sizes, values.options())
+      .index_add_(0, index_tensor(slot_of, values.device()), values);
 }
 
 // The lower side of each interface logs the field jump, each interface counted once.
@@ -69,8 +72,7 @@ void add_jumps(LocalLoss& loss, const std::vector<Side>& sides) {
   }
   const auto rows = rows_of(lower);
   const auto squared = (torch::cat(locals) - torch::cat(remotes)).pow(2).sum(1);
-  const auto sums = slot_sums(squared, index_tensor(rows.slot_of, squared.device()),
-                              static_cast<int64_t>(rows.slot_ids.size()));
+  const auto sums = slot_sums(squared, rows.slot_of, static_cast<int64_t>(rows.slot_ids.size()));
   for (std::size_t slot = 0; slot < rows.slot_ids.size(); ++slot) {
     auto& sum = loss.jump_sums[rows.slot_ids[slot]];
     const auto value = sums[static_cast<int64_t>(slot)];
@@ -89,7 +91,8 @@ std::vector<std::vector<Side>> by_columns(const std::vector<Side>& sides) {
     if (columns.empty()) continue;
     std::ostringstream key;
     key << side.quantities();
-    for (const auto& t : columns) key << ' ' << t.name << t.start << ':' << t.width << '*' << t.scale;
+    for (const auto& t : columns)
+      key << ' ' << t.name << t.start << ':' << t.width << '*' << t.scale;
     auto it = std::find_if(sets.begin(), sets.end(),
                            [&](const auto& set) { return set.first == key.str(); });
     if (it == sets.end()) it = sets.insert(sets.end(), {key.str(), {}});
@@ -136,20 +139,27 @@ void add_set(LocalLoss& loss, const std::vector<Side>& sides,
   const auto total = (squared * weight).sum();
   loss.total = loss.total.defined() ? loss.total + total : total;
 
-  // The logged figures: per side and term the sum of squares, per subdomain their sums.
+  // The logged figures: per row and term the sum of squares, in float64; per subdomain their
+  // sums over its own rows, and per term the weighted sum (the sides' means).
   torch::NoGradGuard no_grad;
-  const auto slot_of = index_tensor(rows.slot_of, squared.device());
-  const auto per_row_weight = to_tensor(row_weight).to(torch::kFloat64);
-  for (const auto& t : columns) {
-    const auto per_row = squared.detach().narrow(1, t.start, t.width).sum(1);
-    const auto per_slot = slot_sums(per_row, slot_of, static_cast<int64_t>(rows.slot_ids.size()));
+  std::vector<torch::Tensor> per_term;
+  for (const auto& t : columns)
+    per_term.push_back(squared.detach().narrow(1, t.start, t.width).sum(1));
+  const auto per_row = torch::stack(per_term, 1).to(torch::kFloat64);  // [rows, terms]
+  const auto per_slot =
+      slot_sums(per_row, rows.slot_of, static_cast<int64_t>(rows.slot_ids.size()));
+  const auto means =
+      (per_row * to_tensor(row_weight).to(torch::kFloat64).unsqueeze(1)).sum(0).to(options.dtype());
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const auto& t = columns[k];
+    const auto term_slots = per_slot.select(1, static_cast<int64_t>(k));
     for (std::size_t slot = 0; slot < rows.slot_ids.size(); ++slot) {
       auto& sum = loss.sums[t.name][rows.slot_ids[slot]];
-      const auto value = per_slot[static_cast<int64_t>(slot)];
+      const auto value = term_slots[static_cast<int64_t>(slot)];
       sum = sum.defined() ? sum + value : value;
     }
-    const auto mean = (per_row.to(torch::kFloat64) * per_row_weight).sum().to(options.dtype());
     auto& term = loss.terms[t.name];
+    const auto mean = means[static_cast<int64_t>(k)];
     term = term.defined() ? term + mean : mean;
     int64_t row = 0;
     for (const auto& s : sides) {

@@ -64,18 +64,19 @@ TEST_CASE("fields evaluated together equal each evaluator on its own, gradients 
   torch::manual_seed(3);
   const std::vector<nn::Mlp> networks{network(0, torch::kFloat64), network(1, torch::kFloat64)};
   const auto a = evaluator(networks[0], true), b = evaluator(networks[1], true);
-  const auto xa = torch::rand({37, 2}, torch::kFloat64), xb = torch::rand({301, 2}, torch::kFloat64);
+  const auto xa = torch::rand({37, 2}, torch::kFloat64),
+             xb = torch::rand({301, 2}, torch::kFloat64);
   const auto ya = torch::rand({5, 2}, torch::kFloat64);
   // Two layouts (values only; up to the Laplacian), subdomain a twice in the second.
-  const std::vector<physics::FieldRequest> requests{
-      {&a, xa, kLaplacian, {}}, {&b, xb, kLaplacian, {}}, {&a, ya, kLaplacian, {}},
-      {&b, ya, kValues, {}}};
+  const std::vector<physics::FieldRequest> requests{{&a, xa, kLaplacian, {}},
+                                                    {&b, xb, kLaplacian, {}},
+                                                    {&a, ya, kLaplacian, {}},
+                                                    {&b, ya, kValues, {}}};
   const auto together = physics::evaluate_together(requests, true);
   REQUIRE(together.size() == requests.size());
   // Grouped: the partials come out of the grouped call's one split node.
   for (const auto& env : together)
-    CHECK(env.derivatives.at({0, {}}).grad_fn()->name().find("SplitPartials") !=
-          std::string::npos);
+    CHECK(env.derivatives.at({0, {}}).grad_fn()->name().find("SplitPartials") != std::string::npos);
   total(together).backward();
   const auto grouped_a = gradients(networks[0]), grouped_b = gradients(networks[1]);
   zero_gradients(networks);
@@ -110,10 +111,9 @@ TEST_CASE("a subdomain evaluated together gives the same bits alone or beside ot
     sum.backward();
     return std::make_pair(envs, gradients(networks[0]));
   };
-  const auto [alone, alone_gradients] =
-      run({{&a, xa, kLaplacian, {}}, {&a, ya, kLaplacian, {}}});
-  const auto [beside, beside_gradients] = run(
-      {{&b, xb, kLaplacian, {}}, {&a, xa, kLaplacian, {}}, {&a, ya, kLaplacian, {}}});
+  const auto [alone, alone_gradients] = run({{&a, xa, kLaplacian, {}}, {&a, ya, kLaplacian, {}}});
+  const auto [beside, beside_gradients] =
+      run({{&b, xb, kLaplacian, {}}, {&a, xa, kLaplacian, {}}, {&a, ya, kLaplacian, {}}});
   for (const auto& [key, value] : alone[0].derivatives)
     CHECK(torch::equal(beside[1].derivatives.at(key), value));
   for (const auto& [key, value] : alone[1].derivatives)
