@@ -16,6 +16,24 @@ std::set<autodiff::Partial> partials_of(const std::set<expr::DerivativeKey>& key
   return requested;
 }
 
+// Requests with equal keys can share one grouped call: the same layer shapes, activation and
+// dtype, and the same stream layout.
+std::string group_key(const nn::MlpOptions& options, torch::ScalarType dtype,
+                      const std::set<autodiff::Partial>& wanted) {
+  const auto layout = autodiff::taylor::stream_layout(wanted);
+  std::ostringstream key;
+  key << static_cast<int>(options.activation) << ' ' << dtype << ' ' << options.inputs << ' '
+      << options.outputs << ' ' << options.fourier_count << ' ' << options.periodic_inputs.size();
+  for (int64_t width : options.hidden) key << " h" << width;
+  for (int a : layout.axes) key << " a" << a;
+  for (const auto& [a, b] : layout.pairs) key << " p" << a << b;
+  for (const auto& l : layout.laplacians) {
+    key << " l";
+    for (int a : l) key << a;
+  }
+  return key.str();
+}
+
 }  // namespace
 
 std::set<autodiff::Partial> FieldEvaluator::network_partials(
@@ -72,20 +90,7 @@ std::vector<expr::Environment> evaluate_together(const std::vector<FieldRequest>
       result[i] = r.fields->evaluate(r.x, r.keys, create_graph, r.extra);
       continue;
     }
-    const auto& options = mlp->options();
-    const auto layout = autodiff::taylor::stream_layout(wanted);
-    std::ostringstream key;
-    key << static_cast<int>(options.activation) << ' ' << r.x.scalar_type() << ' ' << options.inputs
-        << ' ' << options.outputs << ' ' << options.fourier_count << ' '
-        << options.periodic_inputs.size();
-    for (int64_t width : options.hidden) key << " h" << width;
-    for (int a : layout.axes) key << " a" << a;
-    for (const auto& [a, b] : layout.pairs) key << " p" << a << b;
-    for (const auto& l : layout.laplacians) {
-      key << " l";
-      for (int a : l) key << a;
-    }
-    auto& call = calls[key.str()];
+    auto& call = calls[group_key(mlp->options(), r.x.scalar_type(), wanted)];
     std::size_t g = 0;
     while (g < call.groups.size() && call.groups[g].network != mlp.get()) ++g;
     if (g == call.groups.size()) {

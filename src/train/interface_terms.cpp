@@ -148,8 +148,9 @@ void add_set(LocalLoss& loss, const std::vector<Side>& sides,
   const auto per_row = torch::stack(per_term, 1).to(torch::kFloat64);  // [rows, terms]
   const auto per_slot =
       slot_sums(per_row, rows.slot_of, static_cast<int64_t>(rows.slot_ids.size()));
-  const auto means =
-      (per_row * to_tensor(row_weight).to(torch::kFloat64).unsqueeze(1)).sum(0).to(options.dtype());
+  const auto means = (per_row * torch::tensor(row_weight, per_row.options()).unsqueeze(1))
+                         .sum(0)
+                         .to(options.dtype());
   for (std::size_t k = 0; k < columns.size(); ++k) {
     const auto& t = columns[k];
     const auto term_slots = per_slot.select(1, static_cast<int64_t>(k));
