@@ -101,13 +101,13 @@ class Trainer {
   /// and a LocalLoss of the whole pass (the same on every rank of the group). Collective over
   /// the group.
   LocalLoss fold_slices(const SubdomainModel& model);
-  /// The terms of `model`'s loss groups on part `chunk` of their points.
   /// Adds `terms` of `model` with their weights.
   void add_terms(LocalLoss& loss, const SubdomainModel& model,
                  const std::vector<physics::TermValue>& terms) const;
   /// group_terms of whole subdomains (no parts) with their fields evaluated together.
   std::vector<LocalLoss> group_terms_together(const std::vector<SubdomainModel*>& models,
                                               bool create_graph) const;
+  /// The terms of `model`'s loss groups on part `chunk` of their points.
   LocalLoss group_terms(const SubdomainModel& model, bool create_graph,
                         const physics::Chunk& chunk) const;
   /// Lets `model`'s groups see every point before a pass in `chunks` parts (causal weights).
