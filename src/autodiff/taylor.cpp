@@ -2,6 +2,8 @@
 // MLP together, stacked as one [streams, n, width] tensor so each layer is one matrix product.
 #include "tessera/autodiff/taylor.hpp"
 
+#include <ATen/Dispatch.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -166,10 +168,48 @@ bool within_reach(int64_t inputs, int64_t outputs, const std::set<Partial>& requ
   return true;
 }
 
+// The features' streams of a plain network (no Fourier features, no periodic inputs) as
+// feature_streams makes them, written element by element into rows [row, row + n) of `f`
+// [K, rows, inputs] (zeros): in a grouped call, one tensor for every request instead of a
+// handful of small operations per request.
+template <typename T>
+void plain_feature_streams_into(const nn::MlpImpl& network, const torch::Tensor& x,
+                                const taylor::StreamLayout& layout, torch::Tensor& f, int64_t row) {
+  const auto points = x.contiguous();
+  const int64_t n = x.size(0), inputs = x.size(1), rows = f.size(1);
+  const T* in = points.data_ptr<T>();
+  const T* shift = network.shift().data_ptr<T>();
+  const T* scale = network.scale().data_ptr<T>();
+  T* value = f.data_ptr<T>() + row * inputs;
+  for (int64_t p = 0; p < n; ++p)
+    for (int64_t i = 0; i < inputs; ++i)
+      value[p * inputs + i] = (in[p * inputs + i] - shift[i]) * scale[i];
+  for (std::size_t k = 0; k < layout.axes.size(); ++k) {
+    const int axis = layout.axes[k];
+    T* stream = f.data_ptr<T>() + ((1 + static_cast<int64_t>(k)) * rows + row) * inputs;
+    for (int64_t p = 0; p < n; ++p) stream[p * inputs + axis] = scale[axis];
+  }
+}
+
+// The width of the first layer's input: the features feature_streams makes.
+int64_t feature_width(const nn::MlpImpl& network) {
+  if (network.fourier_matrix().defined()) return 2 * network.fourier_matrix().size(1);
+  return network.options().inputs + static_cast<int64_t>(network.options().periodic_inputs.size());
+}
+
+// Whether plain_feature_streams_into applies to `network` at x.
+bool plain_features(const nn::MlpImpl& network, const torch::Tensor& x) {
+  return !network.fourier_matrix().defined() && network.options().periodic_inputs.empty() &&
+         network.shift().scalar_type() == x.scalar_type() &&
+         network.scale().scalar_type() == x.scalar_type() && network.shift().is_contiguous() &&
+         network.scale().is_contiguous();
+}
+
 // The partials of every request of a grouped call as tensors of their own, with one backward
 // node for all of them: selecting each (two view nodes apiece, each zero-filling the whole
-// output in the backward) costs more than the network's own backward on small point sets.
-// `where` holds (stream, first row, rows, output) per partial.
+// output in the backward) costs more than the network's own backward on small point sets, and
+// so do a few tensor operations per partial. `where` holds (stream, first row, rows, output)
+// per partial; `out` is [K, n, outputs], contiguous, float32 or float64.
 class SplitPartials : public torch::autograd::Function<SplitPartials> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* context,
@@ -179,7 +219,15 @@ class SplitPartials : public torch::autograd::Function<SplitPartials> {
     context->saved_data["sizes"] = out.sizes().vec();
     context->set_materialize_grads(false);
     torch::autograd::variable_list parts;
-    for (std::size_t i = 0; i < where.size(); i += 4) parts.push_back(piece(out, where, i).clone());
+    AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "split_partials", [&] {
+      const scalar_t* from = out.data_ptr<scalar_t>();
+      for (std::size_t i = 0; i < where.size(); i += 4) {
+        auto part = torch::empty({where[i + 2]}, out.options());
+        scalar_t* to = part.data_ptr<scalar_t>();
+        visit(out.sizes(), where, i, [&](int64_t at, int64_t j) { to[j] = from[at]; });
+        parts.push_back(part);
+      }
+    });
     return parts;
   }
 
@@ -189,18 +237,26 @@ class SplitPartials : public torch::autograd::Function<SplitPartials> {
     const auto sizes = context->saved_data["sizes"].toIntVector();
     torch::Tensor grad;
     for (std::size_t i = 0; i < where.size(); i += 4) {
-      const auto& g = grads[i / 4];
-      if (!g.defined()) continue;
+      if (!grads[i / 4].defined()) continue;
+      const auto g = grads[i / 4].contiguous();
       if (!grad.defined()) grad = torch::zeros(sizes, g.options());
-      piece(grad, where, i).add_(g);
+      AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "split_partials_backward", [&] {
+        scalar_t* to = grad.data_ptr<scalar_t>();
+        const scalar_t* from = g.data_ptr<scalar_t>();
+        visit(sizes, where, i, [&](int64_t at, int64_t j) { to[at] += from[j]; });
+      });
     }
     return {grad, torch::Tensor()};
   }
 
  private:
-  static torch::Tensor piece(const torch::Tensor& t, const std::vector<int64_t>& where,
-                             std::size_t i) {
-    return t.select(0, where[i]).narrow(0, where[i + 1], where[i + 2]).select(1, where[i + 3]);
+  // Calls f(element of out, element of the part) for every element of part i / 4.
+  template <typename F>
+  static void visit(at::IntArrayRef sizes, const std::vector<int64_t>& where, std::size_t i,
+                    const F& f) {
+    const int64_t rows = sizes[1], outputs = sizes[2];
+    const int64_t first = (where[i] * rows + where[i + 1]) * outputs + where[i + 3];
+    for (int64_t j = 0; j < where[i + 2]; ++j) f(first + j * outputs, j);
   }
 };
 
@@ -230,40 +286,49 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
   const auto layout = taylor::stream_layout(all);
   std::optional<torch::NoGradGuard> no_graph;
   if (!create_graph) no_graph.emplace();
-  std::vector<torch::Tensor> features;
-  std::vector<int64_t> group_rows;
-  std::vector<std::vector<torch::Tensor>> weights, biases;  // [layer][group]
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const auto& network = *groups[g].network;
-    int64_t rows = 0;
+  int64_t total = 0, width = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g)
     for (std::size_t i = 0; i < groups[g].xs.size(); ++i) {
       const auto& x = groups[g].xs[i];
+      const auto& network = *groups[g].network;
       const auto own = taylor::checked_layout(taylor_supports(network.options(), requested[g][i]),
                                               x, network.options().inputs, requested[g][i]);
       TESSERA_ASSERT(own.count() == layout.count(),
                      "taylor_partials_grouped: the requests need different stream layouts");
-      features.push_back(feature_streams(network, x.detach(), layout));
+      total += x.size(0);
+      width = feature_width(network);
+    }
+  auto features = torch::zeros({layout.count(), total, width},
+                               groups.front().xs.front().options().requires_grad(false));
+  std::vector<int64_t> group_rows;
+  std::vector<std::vector<torch::Tensor>> networks;  // each group's [W_0, b_0, W_1, b_1, ...]
+  int64_t row = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& network = *groups[g].network;
+    int64_t rows = 0;
+    for (const auto& x : groups[g].xs) {
+      if (plain_features(network, x)) {
+        AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "plain_feature_streams", [&] {
+          plain_feature_streams_into<scalar_t>(network, x.detach(), layout, features, row);
+        });
+      } else {
+        features.narrow(1, row, x.size(0)).copy_(feature_streams(network, x.detach(), layout));
+      }
+      row += x.size(0);
       rows += x.size(0);
     }
     group_rows.push_back(rows);
     const auto [w, b] = effective_parameters(network);
-    weights.resize(w.size());
-    biases.resize(b.size());
+    networks.emplace_back();
     for (std::size_t layer = 0; layer < w.size(); ++layer) {
-      weights[layer].push_back(w[layer]);
-      biases[layer].push_back(b[layer]);
+      networks.back().push_back(w[layer]);
+      networks.back().push_back(b[layer]);
     }
   }
-  std::vector<torch::Tensor> stacked_weights, stacked_biases;
-  for (std::size_t layer = 0; layer < weights.size(); ++layer) {
-    stacked_weights.push_back(torch::stack(weights[layer]));
-    stacked_biases.push_back(torch::stack(biases[layer]));
-  }
-  const auto out = taylor::grouped_network_streams_cpu(
-      torch::cat(features, 1), stacked_weights, stacked_biases,
-      groups.front().network->options().activation, layout, group_rows);
+  const auto out = taylor::apart_network_streams_cpu(
+      features, networks, groups.front().network->options().activation, layout, group_rows);
   std::vector<int64_t> where;
-  int64_t row = 0;
+  row = 0;
   for (std::size_t g = 0; g < groups.size(); ++g)
     for (std::size_t i = 0; i < groups[g].xs.size(); ++i) {
       const int64_t n = groups[g].xs[i].size(0);
