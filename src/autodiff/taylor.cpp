@@ -218,6 +218,8 @@ class SplitPartials : public torch::autograd::Function<SplitPartials> {
     context->saved_data["where"] = where;
     context->saved_data["sizes"] = out.sizes().vec();
     context->set_materialize_grads(false);
+    TESSERA_ASSERT(out.device().is_cpu() && out.is_contiguous() && out.dim() == 3,
+                   "SplitPartials: the grouped node's output is a contiguous CPU [K, n, outputs]");
     torch::autograd::variable_list parts;
     AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "split_partials", [&] {
       const scalar_t* from = out.data_ptr<scalar_t>();

@@ -60,7 +60,8 @@ struct Network {
 
   Network(const Network&) = delete;  // the layers point into this object's vectors
   Network(at::TensorList parameters, int64_t apart) {
-    for (const auto& p : parameters) kept.push_back(p.detach().contiguous());
+    // Only their data is read: a contiguous parameter is kept as it is.
+    for (const auto& p : parameters) kept.push_back(p.is_contiguous() ? p : p.contiguous());
     const int64_t count = layer_count(kept.size(), apart);
     for (int64_t l = 0; l < count; ++l) {
       const auto& w = kept[static_cast<std::size_t>(2 * l)];
