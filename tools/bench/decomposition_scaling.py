@@ -15,32 +15,22 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from one_thread import ENV, ROOT, adam_command
 
 
 def run(tessera, ranks, iterations, out, overrides=None, case=None):
     """One job of `iterations` Adam steps of `case` (default poisson2d_xpinn); `overrides` maps
     case keys to extra --set values. Returns its per-phase table and final history record."""
-    command = [
-        "mpiexec.mpich",
-        "-n",
-        str(ranks),
+    command = adam_command(
         tessera,
-        "run",
+        ranks,
         case or os.path.join(ROOT, "cases", "poisson2d_xpinn.json"),
-        "--set",
-        f'training.stages=[{{"optimizer":"adam","iterations":{iterations}}}]',
-        "--set",
-        f"training.log_every={iterations}",
-        "--set",
-        f"output.directory={out}",
-        "--set",
-        'output.grid={"x":21,"y":21}',
-    ]
+        iterations,
+        out,
+    )
     for key, value in (overrides or {}).items():
         command += ["--set", f"{key}={value}"]
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", TESSERA_THREADS="1")
-    text = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    text = subprocess.run(command, env=ENV, check=True, capture_output=True, text=True).stdout
     phases = {}
     for name in ("compute", "exchange", "wait", "sync"):
         m = re.search(rf"^\s+{name}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.M)
