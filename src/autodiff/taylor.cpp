@@ -303,7 +303,7 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
   auto features = torch::zeros({layout.count(), total, width},
                                groups.front().xs.front().options().requires_grad(false));
   std::vector<int64_t> group_rows;
-  std::vector<std::vector<torch::Tensor>> networks;  // each group's [W_0, b_0, W_1, b_1, ...]
+  std::vector<std::vector<torch::Tensor>> weights, biases;  // [layer][group]
   int64_t row = 0;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto& network = *groups[g].network;
@@ -321,14 +321,23 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
     }
     group_rows.push_back(rows);
     const auto [w, b] = effective_parameters(network);
-    networks.emplace_back();
+    weights.resize(w.size());
+    biases.resize(b.size());
     for (std::size_t layer = 0; layer < w.size(); ++layer) {
-      networks.back().push_back(w[layer]);
-      networks.back().push_back(b[layer]);
+      weights[layer].push_back(w[layer]);
+      biases[layer].push_back(b[layer]);
     }
   }
-  const auto out = taylor::apart_network_streams_cpu(
-      features, networks, groups.front().network->options().activation, layout, group_rows);
+  // Stacked at the call: reading each network's tensors where they lie instead was no faster
+  // with a few networks and slower with many (docs/benchmarks.md, "Tried and not kept").
+  std::vector<torch::Tensor> stacked_weights, stacked_biases;
+  for (std::size_t layer = 0; layer < weights.size(); ++layer) {
+    stacked_weights.push_back(torch::stack(weights[layer]));
+    stacked_biases.push_back(torch::stack(biases[layer]));
+  }
+  const auto out = taylor::grouped_network_streams_cpu(features, stacked_weights, stacked_biases,
+                                                       groups.front().network->options().activation,
+                                                       layout, group_rows);
   std::vector<int64_t> where;
   row = 0;
   for (std::size_t g = 0; g < groups.size(); ++g)

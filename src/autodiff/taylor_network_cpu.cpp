@@ -100,14 +100,14 @@ Blocks blocks_of(const torch::Tensor& features, int64_t points,
   return blocks;
 }
 
-// The output streams [K, n, out], filling `saved` for the backward; `apart` as for layer_count.
-torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters, int64_t apart,
+// The output streams [K, n, out], filling `saved` for the backward.
+torch::Tensor run_forward(const torch::Tensor& features, at::TensorList parameters,
                           const std::vector<int64_t>& group_rows, const torch::Tensor& order,
                           nn::Activation activation, const detail::StreamShape& shape,
                           Activations& saved) {
   const Blocks blocks = blocks_of(features, features.size(1), group_rows, order);
   return AT_DISPATCH_FLOATING_TYPES(features.scalar_type(), "taylor_network_forward", [&] {
-    const Network<scalar_t> network(parameters, apart);
+    const Network<scalar_t> network(parameters);
     saved.features = to_blocks<scalar_t>(features, blocks);
     return from_blocks<scalar_t>(
         forward_pass<scalar_t>(network.layers, activation, shape, blocks, saved), blocks);
@@ -115,17 +115,17 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
 }
 
 // Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
-// Saved tensors: the parameters (laid out as layer_count says), the blocked features, then each
-// hidden layer's blocked pre-activation (undefined where recomputed) and primitives.
+// Saved tensors: the parameters, the blocked features, then each hidden layer's blocked
+// pre-activation (undefined where recomputed) and primitives.
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
-                               at::TensorList parameters, int64_t apart,
-                               std::vector<int64_t> group_rows, const torch::Tensor& order,
-                               int64_t activation, std::vector<int64_t> shape_code) {
+                               at::TensorList parameters, std::vector<int64_t> group_rows,
+                               const torch::Tensor& order, int64_t activation,
+                               std::vector<int64_t> shape_code) {
     Activations saved;
     const auto out =
-        run_forward(features, parameters, apart, group_rows, order,
+        run_forward(features, parameters, group_rows, order,
                     static_cast<nn::Activation>(activation), detail::decode(shape_code), saved);
     std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
     keep.push_back(saved.features);
@@ -137,7 +137,6 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->saved_data["activation"] = activation;
     ctx->saved_data["shape"] = shape_code;
     ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
-    ctx->saved_data["apart"] = apart;
     ctx->saved_data["points"] = features.size(1);
     ctx->saved_data["group_rows"] = group_rows;
     ctx->saved_data["order"] = order;
@@ -155,13 +154,12 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     const auto shape = detail::decode(ctx->saved_data["shape"].toIntVector());
     const auto count = static_cast<std::size_t>(ctx->saved_data["parameters"].toInt());
     const std::vector<torch::Tensor> parameters(kept.begin(), kept.begin() + count);
-    const int64_t apart = ctx->saved_data["apart"].toInt();
-    const auto layers = static_cast<std::size_t>(layer_count(count, apart));
+    const std::size_t layer_count = count / 2;
     Activations saved;
     auto next = kept.begin() + count;
     saved.features = *next++;
     const auto primitives = primitive_count(activation);
-    for (std::size_t l = 0; l + 1 < layers; ++l) {
+    for (std::size_t l = 0; l + 1 < layer_count; ++l) {
       saved.pre.push_back(*next++);
       saved.primitives.emplace_back(next, next + primitives);
       next += primitives;
@@ -172,52 +170,18 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
                                     ctx->saved_data["group_rows"].toIntVector(), order);
     auto parameter_grads =
         AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "taylor_network_backward", [&] {
-          const Network<scalar_t> network(parameters, apart);
+          const Network<scalar_t> network(parameters);
           const auto grad_out = to_blocks<scalar_t>(grads[0].contiguous(), blocks);
           return backward_pass<scalar_t>(network.layers, activation, shape, blocks, saved,
                                          grad_out);
         });
     variable_list result{torch::Tensor()};
-    if (apart == 0)
-      for (std::size_t k = 0; k < parameter_grads.size(); ++k)
-        result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
-    for (int64_t g = 0; g < apart; ++g)
-      for (std::size_t k = 0; k < parameter_grads.size(); ++k)
-        result.push_back(parameter_grads[k].select(0, g).reshape(
-            parameters[static_cast<std::size_t>(g) * parameter_grads.size() + k].sizes()));
-    result.resize(result.size() + 5);  // apart, group rows, order, activation, shape
+    for (std::size_t k = 0; k < parameter_grads.size(); ++k)
+      result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
+    result.resize(result.size() + 4);  // group rows, order, activation, shape
     return result;
   }
 };
-
-// The node over `parameters` laid out as layer_count says, recorded when a graph is wanted.
-torch::Tensor run_node(const torch::Tensor& features, const std::vector<torch::Tensor>& parameters,
-                       int64_t apart, const std::vector<int64_t>& group_rows,
-                       const torch::Tensor& order, nn::Activation activation,
-                       const StreamLayout& layout) {
-  TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
-                 "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
-                                                           << features.sizes());
-  TESSERA_ASSERT(detail::cpu_kernel_applies(features),
-                 "network_streams_cpu: CPU float32/float64 only");
-  bool needs_graph = false;
-  for (const auto& p : parameters) needs_graph = needs_graph || p.requires_grad();
-  const auto input = features.detach().contiguous();
-  // Empty for the identity: autograd takes every tensor argument as an input, and wants it defined.
-  auto rows = torch::empty({0}, torch::kLong);
-  if (order.defined()) {
-    TESSERA_ASSERT(!group_rows.empty() && order.numel() == features.size(1),
-                   "network_streams_cpu: an order needs groups and one entry per row");
-    rows = order.to(torch::kLong).contiguous();
-  }
-  const auto shape = detail::shape_of(layout);
-  if (torch::GradMode::is_enabled() && needs_graph)
-    return NetworkStreams::apply(input, at::TensorList(parameters), apart, group_rows, rows,
-                                 static_cast<int64_t>(activation), detail::encode(shape));
-  torch::NoGradGuard no_grad;
-  Activations saved;
-  return run_forward(input, parameters, apart, group_rows, rows, activation, shape, saved);
-}
 
 }  // namespace
 
@@ -234,37 +198,37 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           nn::Activation activation, const StreamLayout& layout,
                                           const std::vector<int64_t>& group_rows,
                                           const torch::Tensor& order) {
+  TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
+                 "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
+                                                           << features.sizes());
+  TESSERA_ASSERT(detail::cpu_kernel_applies(features),
+                 "network_streams_cpu: CPU float32/float64 only");
   const auto groups = std::max<int64_t>(1, static_cast<int64_t>(group_rows.size()));
   std::vector<torch::Tensor> parameters;
+  bool needs_graph = false;
   for (std::size_t l = 0; l < weights.size(); ++l) {
     TESSERA_ASSERT(weights[l].numel() == groups * weights[l].size(-1) * weights[l].size(-2) &&
                        biases[l].numel() == groups * weights[l].size(-2),
                    "network_streams_cpu: one weight matrix and bias per group");
     parameters.push_back(weights[l]);
     parameters.push_back(biases[l]);
+    needs_graph = needs_graph || weights[l].requires_grad() || biases[l].requires_grad();
   }
-  return run_node(features, parameters, 0, group_rows, order, activation, layout);
-}
-
-torch::Tensor apart_network_streams_cpu(const torch::Tensor& features,
-                                        const std::vector<std::vector<torch::Tensor>>& networks,
-                                        nn::Activation activation, const StreamLayout& layout,
-                                        const std::vector<int64_t>& group_rows) {
-  TESSERA_ASSERT(!networks.empty() && networks.size() == group_rows.size(),
-                 "network_streams_cpu: one network per group");
-  std::vector<torch::Tensor> parameters;
-  for (const auto& network : networks) {
-    TESSERA_ASSERT(network.size() == networks.front().size() && network.size() % 2 == 0,
-                   "network_streams_cpu: every group's network needs the same layers");
-    for (std::size_t k = 0; k < network.size(); ++k) {
-      const auto& first = networks.front()[k];
-      TESSERA_ASSERT(network[k].sizes() == first.sizes() && network[k].dtype() == first.dtype(),
-                     "network_streams_cpu: every group's network needs the same layers");
-      parameters.push_back(network[k]);
-    }
+  const auto input = features.detach().contiguous();
+  // Empty for the identity: autograd takes every tensor argument as an input, and wants it defined.
+  auto rows = torch::empty({0}, torch::kLong);
+  if (order.defined()) {
+    TESSERA_ASSERT(!group_rows.empty() && order.numel() == features.size(1),
+                   "network_streams_cpu: an order needs groups and one entry per row");
+    rows = order.to(torch::kLong).contiguous();
   }
-  return run_node(features, parameters, static_cast<int64_t>(networks.size()), group_rows, {},
-                  activation, layout);
+  const auto shape = detail::shape_of(layout);
+  if (torch::GradMode::is_enabled() && needs_graph)
+    return NetworkStreams::apply(input, at::TensorList(parameters), group_rows, rows,
+                                 static_cast<int64_t>(activation), detail::encode(shape));
+  torch::NoGradGuard no_grad;
+  Activations saved;
+  return run_forward(input, parameters, group_rows, rows, activation, shape, saved);
 }
 
 }  // namespace tessera::autodiff::taylor

@@ -26,63 +26,29 @@ using detail::uninitialised;
 using detail::unwritten;
 
 // One layer's parameters as the kernels read them: W [out, in] and b [out], contiguous; with
-// groups, one W and b per group, back to back ([G, out, in], [G, out]) or, for networks stored
-// apart, wherever `group_weights` and `group_biases` point.
+// groups, one W and b per group back to back ([G, out, in], [G, out]).
 template <typename T>
 struct Layer {
   int64_t in = 0, out = 0;
   const T* weight = nullptr;
   const T* bias = nullptr;
-  const T* const* group_weights = nullptr;
-  const T* const* group_biases = nullptr;
 
   // The parameters of group g.
-  Layer at(int64_t group) const {
-    if (group_weights) return {in, out, group_weights[group], group_biases[group]};
-    return {in, out, weight + group * out * in, bias + group * out};
-  }
+  Layer at(int64_t group) const { return {in, out, weight + group * out * in, bias + group * out}; }
 };
 
-// How the node's parameter list is laid out: [W_0, b_0, W_1, b_1, ...] with every group stacked
-// in each tensor (`apart` 0), or that list once per group, group after group (`apart` = the
-// number of groups), for networks stored one per subdomain.
-inline int64_t layer_count(std::size_t parameters, int64_t apart) {
-  return static_cast<int64_t>(parameters) / (2 * std::max<int64_t>(apart, 1));
-}
-
-// The layers over contiguous copies of the parameters (see layer_count).
+// The layers over contiguous copies of the parameters [W_0, b_0, W_1, b_1, ...].
 template <typename T>
 struct Network {
   std::vector<torch::Tensor> kept;
   std::vector<Layer<T>> layers;
-  // Per layer, every group's weight and bias, for networks stored apart.
-  std::vector<std::vector<const T*>> weights_by_group, biases_by_group;
 
-  Network(const Network&) = delete;  // the layers point into this object's vectors
-  Network(at::TensorList parameters, int64_t apart) {
+  explicit Network(at::TensorList parameters) {
     // Only their data is read: a contiguous parameter is kept as it is.
     for (const auto& p : parameters) kept.push_back(p.is_contiguous() ? p : p.contiguous());
-    const int64_t count = layer_count(kept.size(), apart);
-    for (int64_t l = 0; l < count; ++l) {
-      const auto& w = kept[static_cast<std::size_t>(2 * l)];
-      layers.push_back({w.size(-1), w.size(-2), w.template data_ptr<T>(),
-                        kept[static_cast<std::size_t>(2 * l + 1)].template data_ptr<T>()});
-    }
-    if (apart == 0) return;
-    weights_by_group.resize(static_cast<std::size_t>(count));
-    biases_by_group.resize(static_cast<std::size_t>(count));
-    for (int64_t g = 0; g < apart; ++g)
-      for (int64_t l = 0; l < count; ++l) {
-        const auto k = static_cast<std::size_t>(2 * (g * count + l));
-        weights_by_group[static_cast<std::size_t>(l)].push_back(kept[k].template data_ptr<T>());
-        biases_by_group[static_cast<std::size_t>(l)].push_back(kept[k + 1].template data_ptr<T>());
-      }
-    for (int64_t l = 0; l < count; ++l) {
-      layers[static_cast<std::size_t>(l)].group_weights =
-          weights_by_group[static_cast<std::size_t>(l)].data();
-      layers[static_cast<std::size_t>(l)].group_biases =
-          biases_by_group[static_cast<std::size_t>(l)].data();
-    }
+    for (std::size_t k = 0; k + 1 < kept.size(); k += 2)
+      layers.push_back({kept[k].size(-1), kept[k].size(-2), kept[k].template data_ptr<T>(),
+                        kept[k + 1].template data_ptr<T>()});
   }
 };
 

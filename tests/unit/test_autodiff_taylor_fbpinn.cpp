@@ -197,49 +197,6 @@ TEST_CASE("grouped node with an order takes the groups' rows from anywhere, bit 
     CHECK(torch::equal(weights[l].grad(), expected[l]));
 }
 
-TEST_CASE("networks stored apart give the stacked node's results and gradients, bit for bit") {
-  torch::manual_seed(11);
-  const auto layout = taylor::stream_layout({{0, {0}}, {0, {0, 1}, true}});
-  const std::vector<int64_t> group_rows{130, 0, 21};
-  const int64_t groups = 3, rows = 151;
-  const std::vector<int64_t> widths{2, 6, 5, 1};
-  // Group g's parameters [W_0, b_0, W_1, b_1, ...], each a tensor of its own.
-  std::vector<std::vector<torch::Tensor>> networks(groups);
-  for (auto& network : networks)
-    for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-      network.push_back(torch::randn({widths[l + 1], widths[l]}).requires_grad_());
-      network.push_back(torch::randn({widths[l + 1]}).requires_grad_());
-    }
-  std::vector<torch::Tensor> weights, biases;
-  for (std::size_t k = 0; k < networks.front().size(); ++k) {
-    std::vector<torch::Tensor> per_group;
-    for (const auto& network : networks) per_group.push_back(network[k].detach());
-    (k % 2 == 0 ? weights : biases).push_back(torch::stack(per_group).requires_grad_());
-  }
-  const auto features = torch::randn({layout.count(), rows, 2});
-  const auto target = torch::randn({layout.count(), rows, 1});
-  const auto stacked = taylor::grouped_network_streams_cpu(
-      features, weights, biases, nn::Activation::tanh, layout, group_rows);
-  (stacked * target).sum().backward();
-  const auto apart = taylor::apart_network_streams_cpu(features, networks, nn::Activation::tanh,
-                                                       layout, group_rows);
-  CHECK(torch::equal(apart, stacked));
-  (apart * target).sum().backward();
-  for (int64_t g = 0; g < groups; ++g)
-    for (std::size_t k = 0; k < networks[g].size(); ++k) {
-      CAPTURE(g);
-      CAPTURE(k);
-      const auto& whole = k % 2 == 0 ? weights[k / 2] : biases[k / 2];
-      REQUIRE(networks[g][k].grad().defined());
-      CHECK(torch::equal(networks[g][k].grad(), whole.grad()[g]));
-    }
-  // Networks of different shapes cannot share a call.
-  auto odd = networks;
-  odd[1][0] = torch::randn({7, 2});
-  CHECK_THROWS(
-      taylor::apart_network_streams_cpu(features, odd, nn::Activation::tanh, layout, group_rows));
-}
-
 TEST_CASE("FBPINN plans are reused for the same points and rebuilt for others") {
   auto network = two_level_network(2);
   const auto x = points_in_box(50, 2);

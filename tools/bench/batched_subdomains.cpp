@@ -12,12 +12,16 @@
 //                      forward engine (stacked per-layer products over a padded batch);
 //   fbpinn reverse     the same network by the reverse engine (autograd of autograd);
 //   separate networks  pieces^2 nn::Mlp, each on the points of its own cell, one after the
-//                      other (how XPINN subdomains on one rank are evaluated);
+//                      other (how XPINN subdomains on one rank were evaluated before they were
+//                      evaluated together);
 //   stacked networks   pieces^2 networks stored as stacked weights (as nn::Fbpinn stores its
 //                      subdomains') and evaluated as one grouped node, each on its own cell's
 //                      points: every point meets one network, so the products are the one
 //                      network's and the difference is the cost of batching alone (the
-//                      features are built once, as a training pass builds them per sample).
+//                      features are built once, as a training pass builds them per sample);
+//   stacked at the call  the separate networks' own parameters stacked at every call into the
+//                      same grouped node, the gradients unstacked back to each network's
+//                      tensors (how a rank's XPINN subdomains are evaluated together).
 // The figure to quote is the median time per call and its ratio to the one network's. Each
 // FBPINN point meets (1 + overlap)^2 supports on average in the interior, so its products do
 // that many times the one network's work; at a small overlap the batch is close to one
@@ -189,6 +193,23 @@ int main(int argc, char** argv) {
          const auto out = autodiff::taylor::grouped_network_streams_cpu(
              stacked_features, stacked_weights, stacked_biases, nn::Activation::tanh, layout,
              group_rows);
+         auto loss = torch::square(out[1] + out[2]).sum();
+         loss.backward();
+       }},
+      {"stacked at the call",
+       [&] {
+         std::vector<torch::Tensor> w, b;
+         for (std::size_t layer = 0; layer < separate.front()->biases().size(); ++layer) {
+           std::vector<torch::Tensor> wl, bl;
+           for (const auto& network : separate) {
+             wl.push_back(network->weights()[layer]);
+             bl.push_back(network->biases()[layer]);
+           }
+           w.push_back(torch::stack(wl));
+           b.push_back(torch::stack(bl));
+         }
+         const auto out = autodiff::taylor::grouped_network_streams_cpu(
+             stacked_features, w, b, nn::Activation::tanh, layout, group_rows);
          auto loss = torch::square(out[1] + out[2]).sum();
          loss.backward();
        }},

@@ -145,13 +145,4 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<int64_t>& group_rows,
                                           const torch::Tensor& order = {});
 
-/// grouped_network_streams_cpu for networks stored apart, one per group: `networks[g]` holds
-/// group g's parameters [W_0, b_0, W_1, b_1, ...] ([out, in] and [out], output layer last), all
-/// groups alike. The same results as stacking them first, without the copies: each network's
-/// gradients go straight to its own tensors.
-torch::Tensor apart_network_streams_cpu(const torch::Tensor& features,
-                                        const std::vector<std::vector<torch::Tensor>>& networks,
-                                        nn::Activation activation, const StreamLayout& layout,
-                                        const std::vector<int64_t>& group_rows);
-
 }  // namespace tessera::autodiff::taylor
