@@ -61,8 +61,8 @@ TESSERA_INLINE void store(T* p, const typename Native<T, Bytes>::type& v) {
 
 #define TESSERA_UNROLL _Pragma("GCC unroll 8")
 
-// Covers rows x cols with kernel.tile<R, C>(i, j) tiles, then the last band of rows and the
-// last column of tiles with smaller compile-time shapes.
+// Covers rows [i, rows) x columns [j, cols) with kernel.tile<R, C>(i, j) tiles, then the last
+// band of rows and the last column of tiles with smaller compile-time shapes.
 template <int R, int C, typename Kernel>
 TESSERA_INLINE void tile_columns(const Kernel& kernel, int64_t i, int64_t j, int64_t cols) {
   for (; j + C <= cols; j += C) kernel.template tile<R, C>(i, j);
@@ -70,9 +70,10 @@ TESSERA_INLINE void tile_columns(const Kernel& kernel, int64_t i, int64_t j, int
 }
 
 template <int R, int C, typename Kernel>
-TESSERA_INLINE void tile_rows(const Kernel& kernel, int64_t i, int64_t rows, int64_t cols) {
-  for (; i + R <= rows; i += R) tile_columns<R, C>(kernel, i, 0, cols);
-  if constexpr (R > 1) tile_rows<R - 1, C>(kernel, i, rows, cols);
+TESSERA_INLINE void tile_rows(const Kernel& kernel, int64_t i, int64_t rows, int64_t j,
+                              int64_t cols) {
+  for (; i + R <= rows; i += R) tile_columns<R, C>(kernel, i, j, cols);
+  if constexpr (R > 1) tile_rows<R - 1, C>(kernel, i, rows, j, cols);
 }
 
 // gemm: c rows i, native vectors j (see taylor_gemm.hpp).
@@ -105,11 +106,17 @@ struct Product {
         TESSERA_UNROLL for (int v = 0; v < V; ++v) sum[r][v] += s * row[v];
       }
     }
+    // The stores may alias anything (see Native::unaligned): fields read after them are copied
+    // first, or the compiler reloads them at every store.
+    T* const out_tile = c + i * ldc + j * L;
+    const int64_t out_row = ldc;
+    const T* const bias_tile = row_bias ? row_bias + i : nullptr;
+    const bool add_old = accumulate;
     TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int v = 0; v < V; ++v) {
-      T* out = c + (i + r) * ldc + (j + v) * L;
+      T* out = out_tile + r * out_row + v * L;
       Vector value = sum[r][v];
-      if (row_bias) value += row_bias[i + r];
-      if (accumulate) value += load<T, Bytes>(out);
+      if (bias_tile) value += bias_tile[r];
+      if (add_old) value += load<T, Bytes>(out);
       store<T, Bytes>(out, value);
     }
   }
@@ -150,9 +157,13 @@ struct LaneProduct {
         }
       }
     }
+    // As in Product::tile: the fields the stores could alias are copied first.
+    T* const out_tile = partial + (i * cols + j) * lanes<T>();
+    const int64_t out_row = cols * lanes<T>();
+    const bool add_old = accumulate;
     TESSERA_UNROLL for (int r = 0; r < R; ++r) TESSERA_UNROLL for (int c = 0; c < C; ++c) {
-      T* out = partial + ((i + r) * cols + j + c) * lanes<T>();
-      if (accumulate) {
+      T* out = out_tile + r * out_row + c * lanes<T>();
+      if (add_old) {
         store<T, Bytes>(out, sum[r][c] + load<T, Bytes>(out));
       } else {
         store<T, Bytes>(out, sum[r][c]);
@@ -167,12 +178,21 @@ struct LaneProduct {
 // Runs a kernel over its rows and columns (for gemm: native vectors) in R x C tiles.
 template <int R, int C, typename T, int Bytes>
 TESSERA_INLINE void run(const Product<T, Bytes>& p, int64_t rows, int64_t vectors) {
-  tile_rows<R, C>(p, 0, rows, vectors * Native<T, Bytes>::pieces);
+  tile_rows<R, C>(p, 0, rows, 0, vectors * Native<T, Bytes>::pieces);
 }
 
+// Bytes of b's rows that one band of columns may take: half of a 48 KiB L1, leaving room for
+// the tile's rows of a.
+constexpr int64_t band_bytes = 24 * 1024;
+
+// Every row tile passes over every column: in bands of columns whose rows of b fit in L1, so
+// that b is read from L2 once per band rather than once per row tile. Each entry's sum runs in
+// the same order whatever tile covers it, so the bands change no result.
 template <int R, int C, typename T, int Bytes>
 TESSERA_INLINE void run(const LaneProduct<T, Bytes>& p, int64_t rows, int64_t cols) {
-  tile_rows<R, C>(p, 0, rows, cols);
+  const int64_t row_bytes = p.sets * p.vectors * vector_bytes;
+  const int64_t band = std::max<int64_t>(1, band_bytes / row_bytes / C) * C;
+  for (int64_t j = 0; j < cols; j += band) tile_rows<R, C>(p, 0, rows, j, std::min(cols, j + band));
 }
 
 // Each instruction set's version of both kernels, with tile shapes for its register file.
