@@ -277,6 +277,50 @@ bool taylor_groups(const nn::MlpImpl& network, const torch::Tensor& x) {
          taylor::detail::cpu_kernel_applies(x);
 }
 
+namespace {
+
+thread_local SharedStacks* innermost_stacks = nullptr;
+
+bool parameters_are_leaves(const std::vector<torch::Tensor>& weights,
+                           const std::vector<torch::Tensor>& biases) {
+  for (const auto* list : {&weights, &biases})
+    for (const auto& t : *list)
+      if (!t.is_leaf()) return false;
+  return true;
+}
+
+// The networks' weights and biases (each [layer][group]) stacked per layer, from the innermost
+// SharedStacks scope where it holds them already.
+std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> stacked(
+    const std::vector<const nn::MlpImpl*>& networks,
+    const std::vector<std::vector<torch::Tensor>>& weights,
+    const std::vector<std::vector<torch::Tensor>>& biases) {
+  SharedStacks* scope = SharedStacks::current();
+  const bool graph = torch::GradMode::is_enabled();
+  if (scope) {
+    for (const auto& held : scope->stacks)
+      if (held.networks == networks && held.graph == graph) return {held.weights, held.biases};
+  }
+  std::vector<torch::Tensor> stacked_weights, stacked_biases;
+  bool shareable = true;
+  for (std::size_t layer = 0; layer < weights.size(); ++layer) {
+    shareable = shareable && parameters_are_leaves(weights[layer], biases[layer]);
+    stacked_weights.push_back(torch::stack(weights[layer]));
+    stacked_biases.push_back(torch::stack(biases[layer]));
+  }
+  if (scope && shareable)
+    scope->stacks.push_back({networks, graph, stacked_weights, stacked_biases});
+  return {stacked_weights, stacked_biases};
+}
+
+}  // namespace
+
+SharedStacks::SharedStacks() : outer_(innermost_stacks) { innermost_stacks = this; }
+
+SharedStacks::~SharedStacks() { innermost_stacks = outer_; }
+
+SharedStacks* SharedStacks::current() { return innermost_stacks; }
+
 std::vector<std::vector<Partials>> taylor_partials_grouped(
     const std::vector<NetworkPoints>& groups,
     const std::vector<std::vector<std::set<Partial>>>& requested, bool create_graph) {
@@ -303,6 +347,7 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
   auto features = torch::zeros({layout.count(), total, width},
                                groups.front().xs.front().options().requires_grad(false));
   std::vector<int64_t> group_rows;
+  std::vector<const nn::MlpImpl*> networks;
   std::vector<std::vector<torch::Tensor>> weights, biases;  // [layer][group]
   int64_t row = 0;
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -320,6 +365,7 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
       rows += x.size(0);
     }
     group_rows.push_back(rows);
+    networks.push_back(&network);
     const auto [w, b] = effective_parameters(network);
     weights.resize(w.size());
     biases.resize(b.size());
@@ -328,13 +374,10 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
       biases[layer].push_back(b[layer]);
     }
   }
-  // Stacked at the call: reading each network's tensors where they lie instead was no faster
-  // with a few networks and slower with many (docs/benchmarks.md, "Tried and not kept").
-  std::vector<torch::Tensor> stacked_weights, stacked_biases;
-  for (std::size_t layer = 0; layer < weights.size(); ++layer) {
-    stacked_weights.push_back(torch::stack(weights[layer]));
-    stacked_biases.push_back(torch::stack(biases[layer]));
-  }
+  // Stacked at the call, or once per SharedStacks scope: reading each network's tensors where
+  // they lie instead was no faster with a few networks and slower with many (docs/benchmarks.md,
+  // "Tried and not kept").
+  const auto [stacked_weights, stacked_biases] = stacked(networks, weights, biases);
   const auto out = taylor::grouped_network_streams_cpu(features, stacked_weights, stacked_biases,
                                                        groups.front().network->options().activation,
                                                        layout, group_rows);

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -146,6 +147,9 @@ LocalLoss Trainer::exchange_and_loss(bool create_graph, bool backward_interior,
     return l.total.defined() ? l.total.item<double>() : 0.0;
   };
   if (parts) parts->assign(owned_.size(), {0.0, 0.0});
+  // The parameters are fixed until the loss is assembled: every network call of it shares one
+  // stack of a rank's subdomain weights.
+  const autodiff::SharedStacks shared_stacks;
   // A subdomain evaluated in parts sends its interface values without a graph and recomputes
   // each part's with one, so that no pass holds more than a part's graph.
   std::vector<Parts> parts_per(owned_.size());

@@ -2,6 +2,8 @@
 // against each evaluator on its own, and a subdomain's bits alone against beside others.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/field_evaluator.hpp"
@@ -135,4 +137,46 @@ TEST_CASE("fields that cannot be grouped are evaluated on their own") {
   const auto graph = physics::evaluate_together({{&own, x, kLaplacian, {}}}, true);
   CHECK(graph[0].derivatives.at({0, {}}).grad_fn()->name().find("SplitPartials") ==
         std::string::npos);
+}
+
+TEST_CASE("the calls of one SharedStacks scope share a stack, through separate backward passes") {
+  torch::manual_seed(9);
+  for (const bool factorised : {false, true}) {
+    CAPTURE(factorised);
+    std::vector<nn::Mlp> networks;
+    for (int64_t s = 0; s < 2; ++s) {
+      nn::MlpOptions options;
+      options.hidden = {6, 5};
+      options.outputs = 2;
+      options.lower = {0.0, 0.0};
+      options.upper = {1.0, 1.0};
+      options.subdomain = s;
+      if (factorised) options.weight_factorization = std::make_pair(1.0, 0.1);
+      networks.emplace_back(options);
+      networks.back()->to(torch::kFloat32);
+    }
+    const auto a = evaluator(networks[0], true), b = evaluator(networks[1], true);
+    const auto xa = torch::rand({41, 2}), xb = torch::rand({19, 2}), y = torch::rand({23, 2});
+    // Two grouped calls (two stream layouts), each backpropagated on its own, as the trainer
+    // backpropagates the interior before the interface terms.
+    const auto run = [&](bool shared) {
+      zero_gradients(networks);
+      std::optional<autodiff::SharedStacks> scope;
+      if (shared) scope.emplace();
+      const auto first =
+          physics::evaluate_together({{&a, xa, kLaplacian, {}}, {&b, xb, kLaplacian, {}}}, true);
+      const auto second =
+          physics::evaluate_together({{&a, y, kValues, {}}, {&b, y, kValues, {}}}, true);
+      if (shared) CHECK(scope->stacks.size() == (factorised ? 0u : 1u));
+      total(first).backward();
+      total(second).backward();
+      auto result = gradients(networks[0]);
+      for (auto& g : gradients(networks[1])) result.push_back(g);
+      return result;
+    };
+    const auto apart = run(false), shared = run(true);
+    REQUIRE(apart.size() == shared.size());
+    for (std::size_t k = 0; k < apart.size(); ++k) CHECK(torch::equal(shared[k], apart[k]));
+  }
+  CHECK(autodiff::SharedStacks::current() == nullptr);
 }
