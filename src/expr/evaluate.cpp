@@ -9,10 +9,24 @@ namespace {
 
 class Evaluator {
  public:
-  Evaluator(const Environment& env, const std::string& key)
-      : env_(env), key_(key), options_(env.coordinates.options()), n_(env.coordinates.size(0)) {}
+  Evaluator(const Environment& env, const std::string& key, CoordinateCache* cache)
+      : env_(env),
+        key_(key),
+        options_(env.coordinates.options()),
+        n_(env.coordinates.size(0)),
+        cache_(cache),
+        cached_(cache ? cache->values_at(env.coordinates) : nullptr) {}
 
   torch::Tensor operator()(const Node& node) const {
+    const int slot = cached_ ? cache_->slot(&node) : -1;
+    if (slot < 0) return computed(node);
+    auto& value = (*cached_)[static_cast<std::size_t>(slot)];
+    if (!value.defined()) value = computed(node);
+    return value;
+  }
+
+ private:
+  torch::Tensor computed(const Node& node) const {
     switch (node.kind) {
       case NodeKind::number:
         return torch::scalar_tensor(node.value, options_);
@@ -58,7 +72,6 @@ class Evaluator {
     TESSERA_FAIL(key_ << ": unhandled node kind");
   }
 
- private:
   torch::Tensor per_point(const torch::Tensor& value, const std::string& name) const {
     TESSERA_CHECK(value.dim() == 1 && value.size(0) == n_, key_ << ": '" << name
                                                                 << "' must have shape [" << n_
@@ -70,14 +83,17 @@ class Evaluator {
   const std::string& key_;
   torch::TensorOptions options_;
   int64_t n_;
+  CoordinateCache* cache_;
+  std::vector<torch::Tensor>* cached_;  // this point set's cached values, or null
 };
 
 }  // namespace
 
-torch::Tensor evaluate_tree(const Node& node, const Environment& env, const std::string& key) {
+torch::Tensor evaluate_tree(const Node& node, const Environment& env, const std::string& key,
+                            CoordinateCache* cache) {
   TESSERA_CHECK(env.coordinates.defined() && env.coordinates.dim() == 2,
                 key << ": evaluation needs coordinates of shape [n, dims]");
-  return Evaluator(env, key)(node);
+  return Evaluator(env, key, cache)(node);
 }
 
 }  // namespace tessera::expr

@@ -52,6 +52,7 @@ Expression Expression::parse(const std::string& text, const SymbolTable& symbols
     }
     for (const auto& child : node->children) pending.push_back(child.get());
   }
+  expression.cache_ = std::make_shared<CoordinateCache>(*root);
   expression.root_ = std::move(root);
   return expression;
 }
@@ -65,7 +66,7 @@ torch::Tensor Expression::evaluate(const Environment& env) const {
                 key_ << ": evaluation needs coordinates of shape [n, " << coordinate_count_
                      << "], got "
                      << (env.coordinates.defined() ? env.coordinates.sizes() : at::IntArrayRef{}));
-  torch::Tensor result = evaluate_tree(*root_, env, key_);
+  torch::Tensor result = evaluate_tree(*root_, env, key_, cache_.get());
   if (result.dim() == 0) result = result.expand({env.coordinates.size(0)}).contiguous();
   return result;
 }

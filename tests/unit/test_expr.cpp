@@ -4,6 +4,8 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/expr/coordinate_cache.hpp"
+#include "tessera/expr/evaluate.hpp"
 #include "tessera/expr/expression.hpp"
 
 using namespace tessera;
@@ -520,4 +522,57 @@ TEST_CASE("copies share the parsed tree and keep the text") {
   CHECK(b.text() == "u_x + 1");
   CHECK(b.key() == kKey);
   CHECK(torch::allclose(a.evaluate(environment()), b.evaluate(environment())));
+}
+
+TEST_CASE("subtrees of coordinates only are computed once per point set") {
+  const SymbolTable symbols = plane();
+  const auto root = parse_tree("u - 2*sin(pi*x)*sin(pi*y)", symbols, kKey);
+  CoordinateCache cache(*root);
+  // The source term is the root's second child, the only subtree kept.
+  const Node* source = root->children[1].get();
+  CHECK(cache.slot(source) == 0);
+  CHECK(cache.slot(root.get()) == -1);
+  CHECK(cache.slot(root->children[0].get()) == -1);
+
+  Environment env = environment();
+  const auto x = env.coordinates.select(1, 0), y = env.coordinates.select(1, 1);
+  const auto expected =
+      env.derivatives.at({0, {}}) - 2 * torch::sin(M_PI * x) * torch::sin(M_PI * y);
+  const auto first = evaluate_tree(*root, env, kKey, &cache);
+  CHECK(torch::allclose(first, expected, 1e-14, 1e-14));
+  auto* kept = cache.values_at(env.coordinates);
+  REQUIRE(kept != nullptr);
+  REQUIRE(kept->at(0).defined());
+  const auto kept_value = kept->at(0);
+  // Evaluated again on the same points: the kept tensor itself, the same bits.
+  env.derivatives[{0, {}}] = env.derivatives.at({0, {}}) + 1;
+  const auto second = evaluate_tree(*root, env, kKey, &cache);
+  CHECK(cache.values_at(env.coordinates)->at(0).is_same(kept_value));
+  CHECK(torch::equal(second, env.derivatives.at({0, {}}) - kept_value));
+
+  // Points changed in place or replaced are new point sets.
+  env.coordinates.mul_(0.5);
+  const auto halved = evaluate_tree(*root, env, kKey, &cache);
+  CHECK(torch::allclose(halved, evaluate_tree(*root, env, kKey), 1e-14, 1e-14));
+  CHECK_FALSE(cache.values_at(env.coordinates)->at(0).is_same(kept_value));
+  env.coordinates = env.coordinates.clone() + 0.25;
+  CHECK(torch::equal(evaluate_tree(*root, env, kKey, &cache), evaluate_tree(*root, env, kKey)));
+
+  // Points that need a gradient are never kept: the graph to them is built every time.
+  env.coordinates = env.coordinates.detach().requires_grad_(true);
+  CHECK(cache.values_at(env.coordinates) == nullptr);
+  evaluate_tree(*root, env, kKey, &cache).sum().backward();
+  REQUIRE(env.coordinates.grad().defined());
+  CHECK(env.coordinates.grad().abs().sum().item<double>() > 0);
+}
+
+TEST_CASE("an expression keeps its coordinate subtrees across evaluations, copies too") {
+  const auto e = parse("u_xx + k*sin(pi*x)*y");
+  const Expression copy = e;
+  const Environment env = environment();
+  const auto once = e.evaluate(env);
+  CHECK(torch::equal(copy.evaluate(env), once));
+  CHECK(torch::equal(e.evaluate(env), once));
+  const auto x = env.coordinates.select(1, 0), y = env.coordinates.select(1, 1);
+  CHECK(torch::allclose(once, 3.0 + 2.5 * torch::sin(M_PI * x) * y, 1e-14, 1e-14));
 }

@@ -13,6 +13,7 @@
 namespace tessera::expr {
 
 struct Node;
+class CoordinateCache;
 
 /// Immutable after parse; cheap to copy (copies share the tree).
 class Expression {
@@ -41,7 +42,9 @@ class Expression {
 
   /// Evaluates with autograd intact. Returns [n] (a constant is broadcast to
   /// n = env.coordinates.size(0)) in env.coordinates' dtype and device. The result may be a
-  /// view of an input (a bare "u" or "x"): clone it before modifying it in place.
+  /// view of an input (a bare "u" or "x"): clone it before modifying it in place. Subtrees of
+  /// coordinates and numbers only are computed once per point set and kept
+  /// (coordinate_cache.hpp); copies of an expression share what they keep.
   torch::Tensor evaluate(const Environment& env) const;
 
   /// The value of an expression of numbers and constants only; throws with the key otherwise.
@@ -54,6 +57,7 @@ class Expression {
   std::string text_;
   std::string key_;
   std::shared_ptr<const Node> root_;
+  std::shared_ptr<CoordinateCache> cache_;  // shared with copies, like the tree
   int coordinate_count_ = 0;
   std::set<DerivativeKey> derivatives_;
   std::set<std::string> parameter_names_;
