@@ -60,6 +60,24 @@ void zero_gradients(const std::vector<nn::Mlp>& networks) {
     for (auto& p : mlp->parameters()) p.mutable_grad() = torch::Tensor();
 }
 
+// Two small networks (subdomains 0 and 1) built from `options` as `adjust` leaves it.
+template <typename Adjust>
+std::vector<nn::Mlp> two_networks(torch::Dtype dtype, const Adjust& adjust) {
+  std::vector<nn::Mlp> networks;
+  for (int64_t s = 0; s < 2; ++s) {
+    nn::MlpOptions options;
+    options.hidden = {7, 6};
+    options.outputs = 2;
+    options.lower = {0.0, 0.0};
+    options.upper = {2.0, 1.0};
+    options.subdomain = s;
+    adjust(options);
+    networks.emplace_back(options);
+    networks.back()->to(dtype);
+  }
+  return networks;
+}
+
 }  // namespace
 
 TEST_CASE("fields evaluated together equal each evaluator on its own, gradients included") {
@@ -143,18 +161,9 @@ TEST_CASE("the calls of one SharedStacks scope share a stack, through separate b
   torch::manual_seed(9);
   for (const bool factorised : {false, true}) {
     CAPTURE(factorised);
-    std::vector<nn::Mlp> networks;
-    for (int64_t s = 0; s < 2; ++s) {
-      nn::MlpOptions options;
-      options.hidden = {6, 5};
-      options.outputs = 2;
-      options.lower = {0.0, 0.0};
-      options.upper = {1.0, 1.0};
-      options.subdomain = s;
+    const auto networks = two_networks(torch::kFloat32, [&](nn::MlpOptions& options) {
       if (factorised) options.weight_factorization = std::make_pair(1.0, 0.1);
-      networks.emplace_back(options);
-      networks.back()->to(torch::kFloat32);
-    }
+    });
     const auto a = evaluator(networks[0], true), b = evaluator(networks[1], true);
     const auto xa = torch::rand({41, 2}), xb = torch::rand({19, 2}), y = torch::rand({23, 2});
     // Two grouped calls (two stream layouts), each backpropagated on its own, as the trainer
@@ -179,4 +188,37 @@ TEST_CASE("the calls of one SharedStacks scope share a stack, through separate b
     for (std::size_t k = 0; k < apart.size(); ++k) CHECK(torch::equal(shared[k], apart[k]));
   }
   CHECK(autodiff::SharedStacks::current() == nullptr);
+}
+
+TEST_CASE("networks with Fourier features or periodic inputs are grouped with the same results") {
+  torch::manual_seed(11);
+  for (const int kind : {0, 1}) {  // 0: Fourier features, 1: periodic input x
+    CAPTURE(kind);
+    const auto networks = two_networks(torch::kFloat64, [&](nn::MlpOptions& options) {
+      if (kind == 0) options.fourier_count = 5;
+      if (kind == 1) options.periodic_inputs = {0};
+    });
+    const auto a = evaluator(networks[0], true), b = evaluator(networks[1], true);
+    const auto xa = torch::rand({29, 2}, torch::kFloat64),
+               xb = torch::rand({13, 2}, torch::kFloat64);
+    const std::vector<physics::FieldRequest> requests{{&a, xa, kLaplacian, {}},
+                                                      {&b, xb, kLaplacian, {}}};
+    zero_gradients(networks);
+    const auto together = physics::evaluate_together(requests, true);
+    for (const auto& env : together)
+      CHECK(env.derivatives.at({0, {}}).grad_fn()->name().find("SplitPartials") !=
+            std::string::npos);
+    total(together).backward();
+    const auto grouped = gradients(networks[0]);
+    zero_gradients(networks);
+    std::vector<expr::Environment> alone;
+    for (const auto& r : requests) alone.push_back(r.fields->evaluate(r.x, r.keys, true));
+    total(alone).backward();
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      for (const auto& [key, value] : alone[i].derivatives)
+        CHECK(torch::allclose(together[i].derivatives.at(key), value, 1e-12, 1e-12));
+    const auto own = gradients(networks[0]);
+    for (std::size_t k = 0; k < own.size(); ++k)
+      CHECK(torch::allclose(grouped[k], own[k], 1e-10, 1e-12));
+  }
 }

@@ -15,7 +15,8 @@ namespace tessera::expr {
 struct Node;
 class CoordinateCache;
 
-/// Immutable after parse; cheap to copy (copies share the tree).
+/// Immutable after parse, but for the values of coordinate-only subtrees it keeps per point set
+/// (coordinate_cache.hpp); cheap to copy (copies share the tree and what it keeps).
 class Expression {
  public:
   /// An empty expression; evaluating it throws. Use parse().
