@@ -70,6 +70,17 @@ void streams_backward_range(nn::Activation activation, const float* z, int64_t z
 void streams_backward_range(nn::Activation activation, const double* z, int64_t z_plane,
                             const double* g, const std::vector<const double*>& prim,
                             const StreamShape& shape, int64_t count, double* gz, int64_t g_plane);
+/// streams_backward_range and streams_forward_range of the same pre-activations in one pass.
+void streams_backward_and_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                                        const float* g, const std::vector<const float*>& prim,
+                                        const StreamShape& shape, int64_t count, float* gz,
+                                        int64_t g_plane, float* h, int64_t h_plane,
+                                        bool write_value);
+void streams_backward_and_forward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                                        const double* g, const std::vector<const double*>& prim,
+                                        const StreamShape& shape, int64_t count, double* gz,
+                                        int64_t g_plane, double* h, int64_t h_plane,
+                                        bool write_value);
 
 /// Whether the activation's first primitive is sigma itself (tanh, sin), so the forward's
 /// value stream can be read from it instead of a copy.

@@ -69,10 +69,12 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   // A bias gradient is g_0 . 1.
   const std::vector<T> ones(static_cast<std::size_t>(blocks.largest), T(1));
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
-    // The gradient at a layer's output, at its pre-activation, its recomputed input, and a
-    // recomputed layer's pre-activations.
-    Scratch<T> scratch(4, scratch_size(layers, blocks));
-    T *grad_h = scratch[0], *grad_z = scratch[1], *input = scratch[2], *unsaved_pre = scratch[3];
+    // The gradient at a layer's output, at its pre-activations (two: the layer's own, still
+    // read by its weight gradient, and the one below's), its recomputed input, and a recomputed
+    // layer's pre-activations.
+    Scratch<T> scratch(5, scratch_size(layers, blocks));
+    T *grad_h = scratch[0], *input = scratch[2], *unsaved_pre = scratch[3];
+    T* grad_z[2] = {scratch[1], scratch[4]};
     // Written by each chunk's first block (accumulate = false), so never read uninitialised.
     const auto by_lane = uninitialised<T>(layout.size * L);
     for (int64_t chunk = first; chunk < last; ++chunk) {
@@ -93,30 +95,31 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
         if (hidden > 0 && !saved.pre[0].defined())
           layer_products(layers[0].at(group), blocks, size, features,
                          contiguous(unsaved_pre, size * layers[0].out));
+        // Which of grad_z holds the gradient at layer l's pre-activations (l < hidden).
+        int current = 0;
         for (std::size_t l = layers.size(); l-- > 0;) {
           const Layer<T> layer = layers[l].at(group);
           const int64_t w = layer.out, in = layer.in;
-          auto gz = contiguous<const T*>(grad_out.template data_ptr<T>() + b0 * w, P * w);
-          if (l < hidden) {
-            const auto z = pre(l);
-            detail::streams_backward_range(activation, z.rest, z.plane, grad_h,
-                                           block_pointers<T>(saved.primitives[l], b0 * w), shape,
-                                           size * w, grad_z, size * w);
-            gz = contiguous<const T*>(grad_z, size * w);
+          const auto gz =
+              l == hidden ? contiguous<const T*>(grad_out.template data_ptr<T>() + b0 * w, P * w)
+                          : contiguous<const T*>(grad_z[current], size * w);
+          auto h = features;
+          if (l > 0) {
+            // g_h = W^T g_z for every stream, into the layer below; then that layer's output
+            // streams (this layer's input) and the gradient at its pre-activations.
+            for (int64_t k = 0; k < K; ++k)
+              gemm(in, vectors, w, layer.weight, 1, in, gz[k], size, grad_h + k * size * in, size,
+                   false, static_cast<const T*>(nullptr));
+            h = layer_output_and_backward<T>(activation, shape, size, pre(l - 1),
+                                             saved.primitives[l - 1], b0, in, grad_h,
+                                             grad_z[1 - current], input);
+            current = 1 - current;
           }
-          const auto h = l == 0 ? features
-                                : layer_output<T>(activation, shape, size, pre(l - 1),
-                                                  saved.primitives[l - 1], b0, in, input);
           // dW = sum_k g_k h_k^T, db = g_0 . 1.
           detail::gemm_lanes(w, in, vectors, K, gz, size, h, size,
                              by_lane.get() + layout.weight[l] * L, accumulate);
           detail::gemm_lanes(w, 1, vectors, 1, gz, size, contiguous<const T*>(ones.data(), 0), 0,
                              by_lane.get() + layout.bias[l] * L, accumulate);
-          // g_h = W^T g_z for every stream, into the layer below.
-          if (l > 0)
-            for (int64_t k = 0; k < K; ++k)
-              gemm(in, vectors, w, layer.weight, 1, in, gz[k], size, grad_h + k * size * in, size,
-                   false, static_cast<const T*>(nullptr));
         }
       }
       T* sums = partial.template data_ptr<T>() + chunk * layout.size;

@@ -129,6 +129,26 @@ Streams<const T*> layer_output(nn::Activation activation, const detail::StreamSh
   return {value_is_primitive ? prim[0] : scratch, scratch, count};
 }
 
+// layer_output, and the activation's backward on the same pre-activations in the same pass:
+// the gradient at them from the gradient `grad` at the layer's output streams, into `grad_pre`
+// (both [K][size * w]). The backward walks down the layers reading each layer's saved arrays
+// once instead of twice.
+template <typename T>
+Streams<const T*> layer_output_and_backward(nn::Activation activation,
+                                            const detail::StreamShape& shape, int64_t size,
+                                            const Streams<const T*>& pre,
+                                            const std::vector<torch::Tensor>& primitives,
+                                            int64_t b0, int64_t w, const T* grad, T* grad_pre,
+                                            T* scratch) {
+  const int64_t count = size * w;
+  const bool value_is_primitive = detail::sigma_is_first_primitive(activation);
+  const auto prim = block_pointers<T>(primitives, b0 * w);
+  detail::streams_backward_and_forward_range(activation, pre.rest, pre.plane, grad, prim, shape,
+                                             count, grad_pre, count, scratch, count,
+                                             !value_is_primitive);
+  return {value_is_primitive ? prim[0] : scratch, scratch, count};
+}
+
 // Whether hidden layer l's pre-activations are recomputed in the backward instead of saved:
 // the first layer's, when its input (the features) is narrow. Recomputing costs `in` multiply-adds
 // per element; saving one costs a write to memory and a read back. On the seed problem (2

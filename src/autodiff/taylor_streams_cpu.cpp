@@ -98,13 +98,12 @@ TESSERA_INLINE void add_product3(T* __restrict out, const T* __restrict a, const
   for (int64_t i = 0; i < m; ++i) out[i] += factor * a[i] * b[i] * c[i];
 }
 
+// A strip's output streams k >= 1 from sigma's derivatives d.
 template <typename T>
-TESSERA_INLINE void forward_block(nn::Activation activation, const T* z, int64_t z_plane,
-                                  const std::vector<const T*>& prim, const StreamShape& shape,
-                                  int64_t b, int64_t m, T* h, int64_t h_plane, bool write_value) {
+TESSERA_INLINE void forward_streams(const BlockDerivatives<T>& d, const T* z, int64_t z_plane,
+                                    const StreamShape& shape, int64_t b, int64_t m, T* h,
+                                    int64_t h_plane) {
   const int64_t firsts = shape.firsts;
-  BlockDerivatives<T> d;
-  block_derivatives(activation, prim, b, m, write_value ? h + b : nullptr, d);
   for (int64_t k = 1; k <= firsts; ++k) {
     const T* __restrict zk = z + k * z_plane + b;
     T* __restrict hk = h + k * h_plane + b;
@@ -142,14 +141,12 @@ TESSERA_INLINE void backward_linear_term(const T* __restrict g, const T* __restr
   }
 }
 
+// A strip's gradient at the pre-activations, every stream, from sigma's derivatives d.
 template <typename T>
-TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_t z_plane,
-                                   const T* g, const std::vector<const T*>& prim,
-                                   const StreamShape& shape, int64_t b, int64_t m, T* gz,
-                                   int64_t g_plane) {
+TESSERA_INLINE void backward_streams(const BlockDerivatives<T>& d, const T* z, int64_t z_plane,
+                                     const T* g, const StreamShape& shape, int64_t b, int64_t m,
+                                     T* gz, int64_t g_plane) {
   const int64_t firsts = shape.firsts;
-  BlockDerivatives<T> d;
-  block_derivatives(activation, prim, b, m, static_cast<T*>(nullptr), d);
   const T* __restrict g0 = g + b;
   T* __restrict gz0 = gz + b;
   for (int64_t i = 0; i < m; ++i) gz0[i] = g0[i] * d.d1[i];
@@ -187,6 +184,42 @@ TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_
       add_product3(gz + (1 + a) * g_plane + b, gs, d.d2, za, T(2), m);
     }
   }
+}
+
+template <typename T>
+TESSERA_INLINE void forward_block(nn::Activation activation, const T* z, int64_t z_plane,
+                                  const std::vector<const T*>& prim, const StreamShape& shape,
+                                  int64_t b, int64_t m, T* h, int64_t h_plane, bool write_value) {
+  BlockDerivatives<T> d;
+  block_derivatives(activation, prim, b, m, write_value ? h + b : nullptr, d);
+  forward_streams(d, z, z_plane, shape, b, m, h, h_plane);
+}
+
+template <typename T>
+TESSERA_INLINE void backward_block(nn::Activation activation, const T* z, int64_t z_plane,
+                                   const T* g, const std::vector<const T*>& prim,
+                                   const StreamShape& shape, int64_t b, int64_t m, T* gz,
+                                   int64_t g_plane) {
+  BlockDerivatives<T> d;
+  block_derivatives(activation, prim, b, m, static_cast<T*>(nullptr), d);
+  backward_streams(d, z, z_plane, g, shape, b, m, gz, g_plane);
+}
+
+// Both of the above on one strip: sigma's derivatives formed once, the strip's pre-activations
+// read while they are in L1. The same formulas as forward_block; where sigma''' shares a
+// product with sigma' (gelu), the compiler may fuse another multiply into an add than it does
+// in forward_block, which changes a rounding, not the arithmetic.
+template <typename T>
+TESSERA_INLINE void backward_and_forward_block(nn::Activation activation, const T* z,
+                                               int64_t z_plane, const T* g,
+                                               const std::vector<const T*>& prim,
+                                               const StreamShape& shape, int64_t b, int64_t m,
+                                               T* gz, int64_t g_plane, T* h, int64_t h_plane,
+                                               bool write_value) {
+  BlockDerivatives<T> d;
+  block_derivatives(activation, prim, b, m, write_value ? h + b : nullptr, d);
+  forward_streams(d, z, z_plane, shape, b, m, h, h_plane);
+  backward_streams(d, z, z_plane, g, shape, b, m, gz, g_plane);
 }
 
 // Splits [0, plane) over LibTorch's intra-op threads.
@@ -255,6 +288,20 @@ TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_
       });
 }
 
+template <typename T>
+TESSERA_INLINE void backward_and_forward_range(nn::Activation activation, const T* z,
+                                               int64_t z_plane, const T* g,
+                                               const std::vector<const T*>& prim,
+                                               const StreamShape& shape, int64_t count, T* gz,
+                                               int64_t g_plane, T* h, int64_t h_plane,
+                                               bool write_value) {
+  for_strips(
+      count, [&](int64_t b, int64_t m) __attribute__((always_inline)) {
+        backward_and_forward_block(activation, z, z_plane, g, prim, shape, b, m, gz, g_plane, h,
+                                   h_plane, write_value);
+      });
+}
+
 }  // namespace
 
 // The entry points carry the clones (see vector_clones.hpp); everything above is inlined.
@@ -269,6 +316,13 @@ TESSERA_INLINE void backward_range(nn::Activation activation, const T* z, int64_
       const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,         \
       int64_t g_plane) {                                                                         \
     backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane);                  \
+  }                                                                                              \
+  TESSERA_VECTOR_CLONES void streams_backward_and_forward_range(                                 \
+      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                        \
+      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,         \
+      int64_t g_plane, T* h, int64_t h_plane, bool write_value) {                                \
+    backward_and_forward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane, h,    \
+                               h_plane, write_value);                                            \
   }
 TESSERA_STREAM_RANGES(float)
 TESSERA_STREAM_RANGES(double)
