@@ -4,33 +4,13 @@
 #include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/finite.hpp"
 
 namespace tessera::train {
-namespace {
-
-/// Whether every element of a contiguous CPU array is finite: a plain loop, since three tensor
-/// operations per parameter (isfinite, all, item) are a visible cost of a small-batch iteration
-/// (docs/benchmarks.md, "Small-batch overheads").
-template <typename T>
-bool all_finite(const T* data, int64_t count) {
-  bool finite = true;
-  for (int64_t i = 0; i < count; ++i) finite &= std::isfinite(data[i]);
-  return finite;
-}
-
-bool finite(const torch::Tensor& t) {
-  if (t.device().is_cpu() && t.is_contiguous()) {
-    if (t.scalar_type() == torch::kFloat32) return all_finite(t.data_ptr<float>(), t.numel());
-    if (t.scalar_type() == torch::kFloat64) return all_finite(t.data_ptr<double>(), t.numel());
-  }
-  return torch::isfinite(t).all().item<bool>();
-}
-
-}  // namespace
 
 bool finite_gradients(const std::vector<torch::Tensor>& parameters) {
   for (const auto& p : parameters)
-    if (p.grad().defined() && !finite(p.grad())) return false;
+    if (p.grad().defined() && !core::all_finite(p.grad())) return false;
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "tessera/core/finite.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/interface_coupling.hpp"
 
@@ -12,16 +13,13 @@ namespace {
 
 using Side = InterfaceCoupling::SideValues;
 
-// The sides whose neighbour values are finite: one check for all of them in the usual case.
+// The sides whose neighbour values are finite.
 std::vector<Side> with_finite_remote(const std::vector<Side>& sides) {
-  std::vector<torch::Tensor> remotes;
-  for (const auto& s : sides) remotes.push_back(s.model->remote.at(s.k).reshape({-1}));
-  if (remotes.empty() || torch::isfinite(torch::cat(remotes)).all().item<bool>()) return sides;
   // A neighbour that diverged sent non-finite values and is rolling back: its sides do without
   // their terms this time.
   std::vector<Side> kept;
   for (const auto& s : sides)
-    if (torch::isfinite(s.model->remote.at(s.k)).all().item<bool>()) kept.push_back(s);
+    if (core::all_finite(s.model->remote.at(s.k))) kept.push_back(s);
   return kept;
 }
 
@@ -47,15 +45,24 @@ torch::Tensor index_tensor(const std::vector<int64_t>& values, const torch::Devi
   return torch::tensor(values, torch::kLong).to(device);
 }
 
-// Per-slot sums of per-row values ([rows] or [rows, k]), each slot's rows added in row order
-// (index_add along dimension 0 runs through the index in order), in float64.
+// Per-slot sums of per-row values ([rows] or [rows, k]), each slot's rows added in row order,
+// in float64. On the CPU a plain loop; elsewhere index_add along dimension 0, which runs through
+// the index in the same order.
 torch::Tensor slot_sums(const torch::Tensor& per_row, const std::vector<int64_t>& slot_of,
                         int64_t slots) {
   auto sizes = per_row.sizes().vec();
   sizes[0] = slots;
-  const auto values = per_row.to(torch::kFloat64);
-  return torch::zeros(sizes, values.options())
-      .index_add_(0, index_tensor(slot_of, values.device()), values);
+  const auto values = per_row.to(torch::kFloat64).contiguous();
+  auto sums = torch::zeros(sizes, values.options());
+  if (!values.device().is_cpu())
+    return sums.index_add_(0, index_tensor(slot_of, values.device()), values);
+  const int64_t width =
+      per_row.dim() > 1 ? values.numel() / std::max<int64_t>(1, values.size(0)) : 1;
+  const double* value = values.data_ptr<double>();
+  double* sum = sums.data_ptr<double>();
+  for (std::size_t r = 0; r < slot_of.size(); ++r)
+    for (int64_t j = 0; j < width; ++j) sum[slot_of[r] * width + j] += value[r * width + j];
+  return sums;
 }
 
 // The lower side of each interface logs the field jump, each interface counted once.

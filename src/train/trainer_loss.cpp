@@ -4,6 +4,7 @@
 
 #include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/finite.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/trainer.hpp"
@@ -126,8 +127,7 @@ void Trainer::check_finite(const LocalLoss& loss, const SubdomainModel& model) c
     if (!std::isfinite(value.item<double>())) terms << " " << name;
   std::ostringstream from;
   for (std::size_t k = 0; k < model.remote.size(); ++k)
-    if (!torch::isfinite(model.remote[k]).all().item<bool>())
-      from << " " << model.interfaces[k]->interface_id();
+    if (!core::all_finite(model.remote[k])) from << " " << model.interfaces[k]->interface_id();
   if (!from.str().empty()) {
     // The neighbour that produced them is failing at this very iteration; let its message
     // (naming the real culprit) end the job first.

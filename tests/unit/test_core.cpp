@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/finite.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/core/text.hpp"
 #include "tessera/core/timer.hpp"
@@ -81,4 +83,21 @@ TEST_CASE("an exclusive timer leaves out the nested phase's time") {
   CHECK(inner >= 0.020);
   CHECK(outer >= 0.010);
   CHECK(outer + inner <= elapsed);
+}
+
+TEST_CASE("all_finite finds a NaN or an infinity in float32, float64 and strided tensors") {
+  for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    CAPTURE(dtype);
+    auto t = torch::linspace(-1e30, 1e30, 301, dtype);
+    CHECK(tessera::core::all_finite(t));
+    CHECK(tessera::core::all_finite(torch::empty({0}, dtype)));
+    for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+      auto u = t.clone();
+      u[300] = bad;  // the last element: a loop that stopped early would miss it
+      CHECK_FALSE(tessera::core::all_finite(u));
+      // Every second element: not contiguous, so the tensor route.
+      CHECK_FALSE(tessera::core::all_finite(u.reshape({-1, 1}).expand({301, 2}).t()));
+      CHECK(tessera::core::all_finite(u.narrow(0, 0, 300).reshape({-1, 2}).t()));
+    }
+  }
 }
