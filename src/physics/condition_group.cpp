@@ -51,19 +51,30 @@ std::set<expr::DerivativeKey> condition_derivatives(const Condition& c, int spat
   return keys;
 }
 
+// lhs minus the condition's value. A constant value is subtracted as a number (0 not at all):
+// the same elements as subtracting it expanded to every point, without building that tensor
+// and its backward node, for the walls of every subdomain at every iteration.
+torch::Tensor minus_value(const torch::Tensor& lhs, const Condition& c,
+                          const expr::Environment& env) {
+  if (!c.value->is_constant()) return lhs - c.value->evaluate(env);
+  const double value = c.value->evaluate_constant();
+  return value == 0 ? lhs : lhs - value;
+}
+
 torch::Tensor condition_residual(const Condition& c, const expr::Environment& env,
                                  const std::vector<std::string>& normals) {
   auto field = [&](std::vector<int> wrt) { return env.derivatives.at({c.field, std::move(wrt)}); };
   switch (c.type) {
     case ConditionType::dirichlet:
-      return field({}) - c.value->evaluate(env);
+      return minus_value(field({}), c, env);
     case ConditionType::initial:
-      return (c.time_axis >= 0 ? field({c.time_axis}) : field({})) - c.value->evaluate(env);
+      return minus_value(c.time_axis >= 0 ? field({c.time_axis}) : field({}), c, env);
     case ConditionType::neumann:
-      return normal_derivative(c, env, normals) - c.value->evaluate(env);
+      return minus_value(normal_derivative(c, env, normals), c, env);
     case ConditionType::robin:
-      return c.a->evaluate(env) * field({}) +
-             c.b->evaluate(env) * normal_derivative(c, env, normals) - c.value->evaluate(env);
+      return minus_value(
+          c.a->evaluate(env) * field({}) + c.b->evaluate(env) * normal_derivative(c, env, normals),
+          c, env);
     case ConditionType::residual:
       return c.expression->evaluate(env);
   }

@@ -164,6 +164,26 @@ TEST_CASE(
   check_condition(c, domain, plane_network);
 }
 
+TEST_CASE("a constant condition value gives the loss of the same value at every point") {
+  // "0.5" is subtracted as a number and "0" not at all; "0.5 + 0*x" and "0*x" read a coordinate,
+  // so they are evaluated at every point and subtracted as tensors. The losses agree exactly.
+  const auto domain = unit_square();
+  for (auto type : {ConditionType::dirichlet, ConditionType::neumann}) {
+    for (const auto& [constant, per_point] :
+         {std::pair{"0.5", "0.5 + 0*x"}, std::pair{"0", "0*x"}, std::pair{"-2", "-2 + 0*y"}}) {
+      CAPTURE(constant);
+      auto c = make_condition("walls", type, "boundary", *domain);
+      c.value = parse(constant, *domain);
+      REQUIRE(c.value->is_constant());
+      const double folded = condition_loss(c, domain, plane_network(0.1));
+      c.value = parse(per_point, *domain);
+      REQUIRE_FALSE(c.value->is_constant());
+      CHECK(folded == condition_loss(c, domain, plane_network(0.1)));
+      CHECK(folded > 0);
+    }
+  }
+}
+
 TEST_CASE(
     "neumann condition loss is zero for the exact normal derivative "
     "written with n_x, n_y") {
