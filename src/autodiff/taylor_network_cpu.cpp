@@ -183,6 +183,19 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
   }
 };
 
+// Whether `rows` ([n] int64) holds each of 0 .. n-1 once: the blocked conversion reads and
+// writes at these rows, so anything else would reach past the features.
+bool is_permutation(const torch::Tensor& rows) {
+  const int64_t n = rows.numel();
+  const int64_t* row = rows.data_ptr<int64_t>();
+  std::vector<bool> seen(static_cast<std::size_t>(n), false);
+  for (int64_t i = 0; i < n; ++i) {
+    if (row[i] < 0 || row[i] >= n || seen[static_cast<std::size_t>(row[i])]) return false;
+    seen[static_cast<std::size_t>(row[i])] = true;
+  }
+  return true;
+}
+
 }  // namespace
 
 torch::Tensor network_streams_cpu(const torch::Tensor& features,
@@ -221,6 +234,7 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
     TESSERA_ASSERT(!group_rows.empty() && order.numel() == features.size(1),
                    "network_streams_cpu: an order needs groups and one entry per row");
     rows = order.to(torch::kLong).contiguous();
+    TESSERA_ASSERT(is_permutation(rows), "network_streams_cpu: `order` must hold every row once");
   }
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)

@@ -195,6 +195,16 @@ TEST_CASE("grouped node with an order takes the groups' rows from anywhere, bit 
   (reordered * torch::zeros_like(target).index_copy(1, order, target)).sum().backward();
   for (std::size_t l = 0; l < weights.size(); ++l)
     CHECK(torch::equal(weights[l].grad(), expected[l]));
+  // An order that is not a permutation of the rows is refused, not read past the features.
+  auto repeated = order.clone();
+  repeated[5] = repeated[6];
+  auto outside = order.clone();
+  outside[0] = rows;
+  for (const auto& bad : {repeated, outside})
+    CHECK_THROWS_WITH(
+        taylor::grouped_network_streams_cpu(scattered, weights, biases, nn::Activation::tanh,
+                                            layout, group_rows, bad),
+        doctest::Contains("every row once"));
 }
 
 TEST_CASE("FBPINN plans are reused for the same points and rebuilt for others") {
