@@ -219,14 +219,30 @@ std::map<std::string, double> Evaluator::relative_errors() {
       sums[2 * f + 1] += figures[2 * (f * slots + slot) + 1];
     }
   std::map<std::string, double> errors;
-  const bool any_known = problem_.reference || !problem_.exact.empty();
-  if (!any_known) return errors;
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const bool known = problem_.reference ? problem_.reference->fields.count(fields[f]) > 0
-                                          : problem_.exact.count(fields[f]) > 0;
-    if (known && sums[2 * f + 1] > 0) errors[fields[f]] = std::sqrt(sums[2 * f] / sums[2 * f + 1]);
-  }
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    if (known(f) && sums[2 * f + 1] > 0)
+      errors[fields[f]] = std::sqrt(sums[2 * f] / sums[2 * f + 1]);
   return errors;
+}
+
+bool Evaluator::known(std::size_t f) const {
+  const auto& field = problem_.symbols.fields.at(f);
+  return problem_.reference ? problem_.reference->fields.count(field) > 0
+                            : problem_.exact.count(field) > 0;
+}
+
+std::vector<std::string> Evaluator::fields_without_relative_error() {
+  const auto& fields = problem_.symbols.fields;
+  // Sums of squares in any order: only whether they are zero matters.
+  std::vector<double> squares(fields.size(), 0.0);
+  for (const auto& exact : error_exact_)
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      squares[f] += exact.select(1, static_cast<int64_t>(f)).pow(2).nansum().item<double>();
+  comm_.sum_in_place(squares);
+  std::vector<std::string> names;
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    if (known(f) && squares[f] == 0) names.push_back(fields[f]);
+  return names;
 }
 
 io::GridContribution Evaluator::output_contribution() {

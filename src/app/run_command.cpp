@@ -27,6 +27,12 @@ int train_and_write(const parallel::Communicator& comm, const Setup& setup, cons
   RankLinks links = link_ranks(comm, setup, rank);
   note_idle_ranks(console, setup, rank);
   Evaluator evaluator = make_evaluator(comm, setup, rank);
+  for (const auto& field : evaluator.fields_without_relative_error())
+    if (console.root())
+      console.warning("the " + std::string(setup.problem.reference ? "reference" : "exact") + " " +
+                      field + " is zero at every point where errors are measured, so " + "rel_l2(" +
+                      field + ") is undefined and not reported; " + field +
+                      "_error in the output file holds the pointwise error where it is known");
 
   // 4. The checkpoint to continue from, when the claim found one.
   const auto identity = checkpoint_identity(setup);

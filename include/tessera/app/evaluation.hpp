@@ -34,6 +34,10 @@ class Evaluator {
   /// points or else on the output grid; global sums over ranks. Collective over comm.
   std::map<std::string, double> relative_errors();
 
+  /// The fields with an exact solution or reference that is zero at every error point: their
+  /// relative error is undefined, so relative_errors leaves them out. Collective over comm.
+  std::vector<std::string> fields_without_relative_error();
+
   /// This rank's part of the output file: fields, residual_<eq>, <field>_exact and
   /// <field>_error (when known on the output grid), subdomain.
   io::GridContribution output_contribution();
@@ -41,6 +45,9 @@ class Evaluator {
   const io::GridLayout& layout() const { return output_; }
 
  private:
+  /// Whether field f has an exact solution or a reference.
+  bool known(std::size_t f) const;
+
   /// Network values at x (float64 [n, dims]) for subdomain `model`: float64 CPU [n, fields].
   torch::Tensor values(train::SubdomainModel& model, const torch::Tensor& x) const;
 
