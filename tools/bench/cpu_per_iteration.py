@@ -11,7 +11,9 @@ Method: each binary runs the case twice per round with Adam only (`--set trainin
 the operating system) of the short run is subtracted from that of the long one and divided by
 the difference in iterations, so start-up, sampling, the first iterations and the final output
 cancel. Binaries alternate round by round. Each reports every round, its median and its minimum,
-and the ratio of the first binary's median to its own (how many times faster than the first).
+the ratio of the first binary's median to its own (how many times faster than the first), and
+the median over rounds of the same ratio taken within each round ("x pairs"), which a slow spell
+of the machine that falls on some rounds moves less.
 CPU time, not wall time: on a shared virtual machine wall times of the same run moved by up to
 30 % minutes apart, CPU times less, and other work only ever adds to either.
 """
@@ -83,13 +85,19 @@ def main():
         f"\n{args.case}, {args.ranks} rank(s), CPU ms per Adam iteration "
         f"({args.long} - {args.short} iterations)"
     )
-    first = statistics.median(results[args.binaries[0][0]])
-    print(f"{'binary':12} {'median':>8} {'min':>8} {'x first':>8}  rounds")
+    first_times = results[args.binaries[0][0]]
+    first = statistics.median(first_times)
+    print(f"{'binary':12} {'median':>8} {'min':>8} {'x first':>8} {'x pairs':>8}  rounds")
     for name, _ in args.binaries:
         times = results[name]
         median = statistics.median(times)
+        # The median over rounds of the first binary's time over this one's in the same round:
+        # the two ran minutes apart at most, so a slow spell of the machine falls on both.
+        pairs = statistics.median(a / b for a, b in zip(first_times, times))
         rounds = " ".join(f"{t:.2f}" for t in times)
-        print(f"{name:12} {median:8.2f} {min(times):8.2f} {first / median:8.2f}  {rounds}")
+        print(
+            f"{name:12} {median:8.2f} {min(times):8.2f} {first / median:8.2f} {pairs:8.2f}  {rounds}"
+        )
 
 
 if __name__ == "__main__":
