@@ -233,15 +233,21 @@ bool Evaluator::known(std::size_t f) const {
 
 std::vector<std::string> Evaluator::fields_without_relative_error() {
   const auto& fields = problem_.symbols.fields;
-  // Sums of squares in any order: only whether they are zero matters.
-  std::vector<double> squares(fields.size(), 0.0);
-  for (const auto& exact : error_exact_)
-    for (std::size_t f = 0; f < fields.size(); ++f)
-      squares[f] += exact.select(1, static_cast<int64_t>(f)).pow(2).nansum().item<double>();
-  comm_.sum_in_place(squares);
+  // Per field the sum of squares of the values relative_errors divides by (the same columns:
+  // a column whose first value is NaN is not known there) and how many there are, in any
+  // order: only whether they are zero matters.
+  std::vector<double> figures(2 * fields.size(), 0.0);
+  for (const auto& exact_values : error_exact_)
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      const auto exact = exact_values.select(1, static_cast<int64_t>(f));
+      if (exact.numel() == 0 || std::isnan(exact[0].item<double>())) continue;
+      figures[2 * f] += exact.pow(2).sum().item<double>();
+      figures[2 * f + 1] += static_cast<double>(exact.numel());
+    }
+  comm_.sum_in_place(figures);
   std::vector<std::string> names;
   for (std::size_t f = 0; f < fields.size(); ++f)
-    if (known(f) && squares[f] == 0) names.push_back(fields[f]);
+    if (known(f) && figures[2 * f + 1] > 0 && figures[2 * f] == 0) names.push_back(fields[f]);
   return names;
 }
 

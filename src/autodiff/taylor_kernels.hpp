@@ -70,7 +70,8 @@ void streams_backward_range(nn::Activation activation, const float* z, int64_t z
 void streams_backward_range(nn::Activation activation, const double* z, int64_t z_plane,
                             const double* g, const std::vector<const double*>& prim,
                             const StreamShape& shape, int64_t count, double* gz, int64_t g_plane);
-/// streams_backward_range and streams_forward_range of the same pre-activations in one pass.
+/// streams_backward_range and streams_forward_range of the same pre-activations in one pass;
+/// z, g, gz and h are four arrays that do not overlap (the loops are compiled as such).
 void streams_backward_and_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
                                         const float* g, const std::vector<const float*>& prim,
                                         const StreamShape& shape, int64_t count, float* gz,

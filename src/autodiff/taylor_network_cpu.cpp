@@ -184,7 +184,8 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
 };
 
 // Whether `rows` ([n] int64) holds each of 0 .. n-1 once: the blocked conversion reads and
-// writes at these rows, so anything else would reach past the features.
+// writes at these rows, so a row out of range would reach past the features and a repeated
+// one would leave another row of the output unwritten.
 bool is_permutation(const torch::Tensor& rows) {
   const int64_t n = rows.numel();
   const int64_t* row = rows.data_ptr<int64_t>();
@@ -233,7 +234,7 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
   if (order.defined()) {
     TESSERA_ASSERT(!group_rows.empty() && order.numel() == features.size(1),
                    "network_streams_cpu: an order needs groups and one entry per row");
-    rows = order.to(torch::kLong).contiguous();
+    rows = order.to(torch::kCPU, torch::kLong).contiguous();
     TESSERA_ASSERT(is_permutation(rows), "network_streams_cpu: `order` must hold every row once");
   }
   const auto shape = detail::shape_of(layout);

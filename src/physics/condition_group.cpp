@@ -51,15 +51,20 @@ std::set<expr::DerivativeKey> condition_derivatives(const Condition& c, int spat
   return keys;
 }
 
-// lhs minus the condition's value. A constant value is subtracted as a number (0 not at all):
-// the same elements as subtracting it expanded to every point, without building that tensor
-// and its backward node, for the walls of every subdomain at every iteration.
+namespace {
+
+// lhs minus the condition's value. A constant value is subtracted as a number, and 0 not at
+// all: the same elements as subtracting it evaluated at every point, without building that
+// tensor (three operations) for the walls of every subdomain at every iteration, and for 0
+// without the subtraction's backward node either.
 torch::Tensor minus_value(const torch::Tensor& lhs, const Condition& c,
                           const expr::Environment& env) {
   if (!c.value->is_constant()) return lhs - c.value->evaluate(env);
   const double value = c.value->evaluate_constant();
   return value == 0 ? lhs : lhs - value;
 }
+
+}  // namespace
 
 torch::Tensor condition_residual(const Condition& c, const expr::Environment& env,
                                  const std::vector<std::string>& normals) {

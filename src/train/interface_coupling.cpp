@@ -1,5 +1,6 @@
 #include "tessera/train/interface_coupling.hpp"
 
+#include "tessera/core/error.hpp"
 #include "tessera/core/finite.hpp"
 
 namespace tessera::train {
@@ -55,6 +56,9 @@ namespace {
 // element by element on the CPU (one allocation instead of a copy and a conversion).
 torch::Tensor received_values(const std::vector<double>& data, at::IntArrayRef sizes,
                               const torch::TensorOptions& like) {
+  TESSERA_ASSERT(
+      static_cast<int64_t>(data.size()) == c10::multiply_integers(sizes),
+      "interface exchange: received " << data.size() << " values for a side of " << sizes);
   if (like.device().is_cpu() && like.dtype() == torch::kFloat32) {
     auto values = torch::empty(sizes, like);
     std::copy(data.begin(), data.end(), values.data_ptr<float>());

@@ -15,6 +15,12 @@ using Side = InterfaceCoupling::SideValues;
 
 // The sides whose neighbour values are finite.
 std::vector<Side> with_finite_remote(const std::vector<Side>& sides) {
+  // Off the CPU every check is a synchronisation with the device: one for all sides first.
+  if (!sides.empty() && !sides.front().model->remote.at(sides.front().k).device().is_cpu()) {
+    std::vector<torch::Tensor> remotes;
+    for (const auto& s : sides) remotes.push_back(s.model->remote.at(s.k).reshape({-1}));
+    if (core::all_finite(torch::cat(remotes))) return sides;
+  }
   // A neighbour that diverged sent non-finite values and is rolling back: its sides do without
   // their terms this time.
   std::vector<Side> kept;
@@ -41,28 +47,22 @@ Rows rows_of(const std::vector<Side>& sides) {
   return rows;
 }
 
-torch::Tensor index_tensor(const std::vector<int64_t>& values, const torch::Device& device) {
-  return torch::tensor(values, torch::kLong).to(device);
-}
-
 // Per-slot sums of per-row values ([rows] or [rows, k]), each slot's rows added in row order,
-// in float64. On the CPU a plain loop; elsewhere index_add along dimension 0, which runs through
-// the index in the same order.
+// in float64, on the CPU (on a GPU, index_add adds in no fixed order), returned on the values'
+// device. A plain loop: these are logged figures, a few hundred rows.
 torch::Tensor slot_sums(const torch::Tensor& per_row, const std::vector<int64_t>& slot_of,
                         int64_t slots) {
   auto sizes = per_row.sizes().vec();
   sizes[0] = slots;
-  const auto values = per_row.to(torch::kFloat64).contiguous();
+  const auto values = per_row.to(torch::kCPU, torch::kFloat64).contiguous();
   auto sums = torch::zeros(sizes, values.options());
-  if (!values.device().is_cpu())
-    return sums.index_add_(0, index_tensor(slot_of, values.device()), values);
   const int64_t width =
       per_row.dim() > 1 ? values.numel() / std::max<int64_t>(1, values.size(0)) : 1;
   const double* value = values.data_ptr<double>();
   double* sum = sums.data_ptr<double>();
   for (std::size_t r = 0; r < slot_of.size(); ++r)
     for (int64_t j = 0; j < width; ++j) sum[slot_of[r] * width + j] += value[r * width + j];
-  return sums;
+  return sums.to(per_row.device());
 }
 
 // The lower side of each interface logs the field jump, each interface counted once.

@@ -49,6 +49,8 @@ def parse_arguments():
             parser.error(f"'{item}': give each binary as NAME=PATH")
         if not os.access(binary, os.X_OK):
             parser.error(f"'{binary}' is not an executable file")
+        if name in (n for n, _ in named):
+            parser.error(f"'{name}' names two binaries: give each its own name")
         named.append((name, os.path.abspath(binary)))
     args.binaries = named
     return args
@@ -93,11 +95,12 @@ def main():
         median = statistics.median(times)
         # The median over rounds of the first binary's time over this one's in the same round:
         # the two ran minutes apart at most, so a slow spell of the machine falls on both.
-        pairs = statistics.median(a / b for a, b in zip(first_times, times))
+        # Too few iterations for the clock can give a difference of 0 or below: no ratio then.
+        ratios = [a / b for a, b in zip(first_times, times) if a > 0 and b > 0]
+        pairs = f"{statistics.median(ratios):8.2f}" if ratios else f"{'-':>8}"
+        against = f"{first / median:8.2f}" if median > 0 else f"{'-':>8}"
         rounds = " ".join(f"{t:.2f}" for t in times)
-        print(
-            f"{name:12} {median:8.2f} {min(times):8.2f} {first / median:8.2f} {pairs:8.2f}  {rounds}"
-        )
+        print(f"{name:12} {median:8.2f} {min(times):8.2f} {against} {pairs}  {rounds}")
 
 
 if __name__ == "__main__":

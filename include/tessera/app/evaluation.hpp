@@ -34,8 +34,9 @@ class Evaluator {
   /// points or else on the output grid; global sums over ranks. Collective over comm.
   std::map<std::string, double> relative_errors();
 
-  /// The fields with an exact solution or reference that is zero at every error point: their
-  /// relative error is undefined, so relative_errors leaves them out. Collective over comm.
+  /// The fields with an exact solution or reference that is zero at every error point (there
+  /// is at least one): their relative error is undefined, so relative_errors leaves them out.
+  /// Collective over comm.
   std::vector<std::string> fields_without_relative_error();
 
   /// This rank's part of the output file: fields, residual_<eq>, <field>_exact and
