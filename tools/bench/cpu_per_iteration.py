@@ -98,7 +98,7 @@ def main():
         # Too few iterations for the clock can give a difference of 0 or below: no ratio then.
         ratios = [a / b for a, b in zip(first_times, times) if a > 0 and b > 0]
         pairs = f"{statistics.median(ratios):8.2f}" if ratios else f"{'-':>8}"
-        against = f"{first / median:8.2f}" if median > 0 else f"{'-':>8}"
+        against = f"{first / median:8.2f}" if first > 0 and median > 0 else f"{'-':>8}"
         rounds = " ".join(f"{t:.2f}" for t in times)
         print(f"{name:12} {median:8.2f} {min(times):8.2f} {against} {pairs}  {rounds}")
 
