@@ -83,6 +83,60 @@ void streams_backward_and_forward_range(nn::Activation activation, const double*
                                         int64_t g_plane, double* h, int64_t h_plane,
                                         bool write_value);
 
+/// The three loops above run one of two implementations with the same numbers (the same bits on
+/// x86-64): each element's streams in registers (`registers_*`, taylor_streams_registers.cpp)
+/// for the shapes most equations ask for (tanh, no second-derivative streams, up to three first
+/// streams and at most one Laplacian whose axes are listed in ascending order), else one pass
+/// per term over strips of elements (`strips_*`, any activation and shape). The `registers_*`
+/// return false, doing nothing, for a case they do not take.
+bool registers_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                             const std::vector<const float*>& prim, const StreamShape& shape,
+                             int64_t count, float* h, int64_t h_plane, bool write_value);
+bool registers_forward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                             const std::vector<const double*>& prim, const StreamShape& shape,
+                             int64_t count, double* h, int64_t h_plane, bool write_value);
+bool registers_backward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                              const float* g, const std::vector<const float*>& prim,
+                              const StreamShape& shape, int64_t count, float* gz, int64_t g_plane);
+bool registers_backward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                              const double* g, const std::vector<const double*>& prim,
+                              const StreamShape& shape, int64_t count, double* gz, int64_t g_plane);
+bool registers_backward_and_forward_range(nn::Activation activation, const float* z,
+                                          int64_t z_plane, const float* g,
+                                          const std::vector<const float*>& prim,
+                                          const StreamShape& shape, int64_t count, float* gz,
+                                          int64_t g_plane, float* h, int64_t h_plane,
+                                          bool write_value);
+bool registers_backward_and_forward_range(nn::Activation activation, const double* z,
+                                          int64_t z_plane, const double* g,
+                                          const std::vector<const double*>& prim,
+                                          const StreamShape& shape, int64_t count, double* gz,
+                                          int64_t g_plane, double* h, int64_t h_plane,
+                                          bool write_value);
+
+void strips_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                          const std::vector<const float*>& prim, const StreamShape& shape,
+                          int64_t count, float* h, int64_t h_plane, bool write_value);
+void strips_forward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                          const std::vector<const double*>& prim, const StreamShape& shape,
+                          int64_t count, double* h, int64_t h_plane, bool write_value);
+void strips_backward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                           const float* g, const std::vector<const float*>& prim,
+                           const StreamShape& shape, int64_t count, float* gz, int64_t g_plane);
+void strips_backward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                           const double* g, const std::vector<const double*>& prim,
+                           const StreamShape& shape, int64_t count, double* gz, int64_t g_plane);
+void strips_backward_and_forward_range(nn::Activation activation, const float* z, int64_t z_plane,
+                                       const float* g, const std::vector<const float*>& prim,
+                                       const StreamShape& shape, int64_t count, float* gz,
+                                       int64_t g_plane, float* h, int64_t h_plane,
+                                       bool write_value);
+void strips_backward_and_forward_range(nn::Activation activation, const double* z, int64_t z_plane,
+                                       const double* g, const std::vector<const double*>& prim,
+                                       const StreamShape& shape, int64_t count, double* gz,
+                                       int64_t g_plane, double* h, int64_t h_plane,
+                                       bool write_value);
+
 /// Whether the activation's first primitive is sigma itself (tanh, sin), so the forward's
 /// value stream can be read from it instead of a copy.
 bool sigma_is_first_primitive(nn::Activation activation);

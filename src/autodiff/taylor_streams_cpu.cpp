@@ -304,25 +304,54 @@ TESSERA_INLINE void backward_and_forward_range(nn::Activation activation, const 
 
 }  // namespace
 
-// The entry points carry the clones (see vector_clones.hpp); everything above is inlined.
-#define TESSERA_STREAM_RANGES(T)                                                                 \
-  TESSERA_VECTOR_CLONES void streams_forward_range(                                              \
+// The strip loops' entry points carry the clones (see vector_clones.hpp); everything above is
+// inlined.
+#define TESSERA_STRIP_RANGES(T)                                                                  \
+  TESSERA_VECTOR_CLONES void strips_forward_range(                                               \
       nn::Activation activation, const T* z, int64_t z_plane, const std::vector<const T*>& prim, \
       const StreamShape& shape, int64_t count, T* h, int64_t h_plane, bool write_value) {        \
     forward_range(activation, z, z_plane, prim, shape, count, h, h_plane, write_value);          \
   }                                                                                              \
-  TESSERA_VECTOR_CLONES void streams_backward_range(                                             \
+  TESSERA_VECTOR_CLONES void strips_backward_range(                                              \
       nn::Activation activation, const T* z, int64_t z_plane, const T* g,                        \
       const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,         \
       int64_t g_plane) {                                                                         \
     backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane);                  \
   }                                                                                              \
-  TESSERA_VECTOR_CLONES void streams_backward_and_forward_range(                                 \
+  TESSERA_VECTOR_CLONES void strips_backward_and_forward_range(                                  \
       nn::Activation activation, const T* z, int64_t z_plane, const T* g,                        \
       const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,         \
       int64_t g_plane, T* h, int64_t h_plane, bool write_value) {                                \
     backward_and_forward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane, h,    \
                                h_plane, write_value);                                            \
+  }
+TESSERA_STRIP_RANGES(float)
+TESSERA_STRIP_RANGES(double)
+#undef TESSERA_STRIP_RANGES
+
+// The register kernels where they take the shape, the strip loops otherwise.
+#define TESSERA_STREAM_RANGES(T)                                                                  \
+  void streams_forward_range(nn::Activation activation, const T* z, int64_t z_plane,              \
+                             const std::vector<const T*>& prim, const StreamShape& shape,         \
+                             int64_t count, T* h, int64_t h_plane, bool write_value) {            \
+    if (!registers_forward_range(activation, z, z_plane, prim, shape, count, h, h_plane,          \
+                                 write_value))                                                    \
+      strips_forward_range(activation, z, z_plane, prim, shape, count, h, h_plane, write_value);  \
+  }                                                                                               \
+  void streams_backward_range(nn::Activation activation, const T* z, int64_t z_plane, const T* g, \
+                              const std::vector<const T*>& prim, const StreamShape& shape,        \
+                              int64_t count, T* gz, int64_t g_plane) {                            \
+    if (!registers_backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane))    \
+      strips_backward_range(activation, z, z_plane, g, prim, shape, count, gz, g_plane);          \
+  }                                                                                               \
+  void streams_backward_and_forward_range(                                                        \
+      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                         \
+      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,          \
+      int64_t g_plane, T* h, int64_t h_plane, bool write_value) {                                 \
+    if (!registers_backward_and_forward_range(activation, z, z_plane, g, prim, shape, count, gz,  \
+                                              g_plane, h, h_plane, write_value))                  \
+      strips_backward_and_forward_range(activation, z, z_plane, g, prim, shape, count, gz,        \
+                                        g_plane, h, h_plane, write_value);                        \
   }
 TESSERA_STREAM_RANGES(float)
 TESSERA_STREAM_RANGES(double)

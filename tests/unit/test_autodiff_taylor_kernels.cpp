@@ -237,6 +237,80 @@ TEST_CASE("the one-pass backward and output streams equal the two passes") {
       }
 }
 
+TEST_CASE("the register kernels equal the strip loops for every shape they take") {
+  torch::manual_seed(10);
+  const int64_t count = 203;  // whole vectors of 4, 8 and 16 lanes and a short one
+  for (auto dtype : {torch::kFloat64, torch::kFloat32})
+    for (int64_t firsts = 0; firsts <= 3; ++firsts)
+      for (int summed = 0; summed < (1 << firsts); ++summed)
+        for (bool write_value : {true, false}) {
+          CAPTURE(firsts);
+          CAPTURE(summed);
+          CAPTURE(write_value);
+          taylor::detail::StreamShape shape;
+          shape.firsts = firsts;
+          if (summed) {
+            shape.laplacians.emplace_back();
+            for (int64_t a = 0; a < firsts; ++a)
+              if ((summed >> a) & 1) shape.laplacians[0].push_back(a);
+          }
+          const int64_t K = 1 + firsts + (summed ? 1 : 0);
+          const auto z = torch::randn({K, count}, dtype);
+          const auto g = torch::randn({K, count}, dtype);
+          const auto primitives = taylor::activation_primitives(nn::Activation::tanh, z[0]);
+          // h, gz, then h and gz of the one pass: registers, then strips.
+          std::vector<torch::Tensor> out;
+          for (int k = 0; k < 8; ++k) out.push_back(torch::zeros({K, count}, dtype));
+          AT_DISPATCH_FLOATING_TYPES(dtype, "registers_test", [&] {
+            namespace d = taylor::detail;
+            const auto prim = d::pointers<scalar_t>(primitives);
+            const auto* zp = z.data_ptr<scalar_t>();
+            const auto* gp = g.data_ptr<scalar_t>();
+            const auto tanh = nn::Activation::tanh;
+            const auto o = [&](int k) { return out[k].data_ptr<scalar_t>(); };
+            CHECK(d::registers_forward_range(tanh, zp, count, prim, shape, count, o(0), count,
+                                             write_value));
+            CHECK(
+                d::registers_backward_range(tanh, zp, count, gp, prim, shape, count, o(1), count));
+            CHECK(d::registers_backward_and_forward_range(tanh, zp, count, gp, prim, shape, count,
+                                                          o(3), count, o(2), count, write_value));
+            d::strips_forward_range(tanh, zp, count, prim, shape, count, o(4), count, write_value);
+            d::strips_backward_range(tanh, zp, count, gp, prim, shape, count, o(5), count);
+            d::strips_backward_and_forward_range(tanh, zp, count, gp, prim, shape, count, o(7),
+                                                 count, o(6), count, write_value);
+          });
+          for (int k = 0; k < 4; ++k) {
+            CAPTURE(k);
+            const bool empty_h = k % 2 == 0 && !write_value && firsts == 0;  // nothing to write
+            if (!empty_h) CHECK(out[k].abs().sum().item<double>() > 0);
+#if defined(__x86_64__)
+            CHECK(torch::equal(out[k], out[k + 4]));  // the same bits
+#else
+            CHECK(((out[k] - out[k + 4]).abs() / (1 + out[k + 4].abs())).max().item<double>() <
+                  (dtype == torch::kFloat64 ? 1e-13 : 1e-5));
+#endif
+          }
+        }
+}
+
+TEST_CASE("the register kernels leave other activations and shapes to the strip loops") {
+  namespace d = taylor::detail;
+  const auto z = torch::randn({6, 16});
+  std::vector<float> h(6 * 16);
+  const auto prim = d::pointers<float>(taylor::activation_primitives(nn::Activation::tanh, z[0]));
+  auto takes = [&](nn::Activation activation, const d::StreamShape& shape) {
+    return d::registers_forward_range(activation, z.data_ptr<float>(), 16, prim, shape, 16,
+                                      h.data(), 16, true);
+  };
+  d::StreamShape laplacian{2, {}, {{0, 1}}};
+  CHECK(takes(nn::Activation::tanh, laplacian));
+  CHECK_FALSE(takes(nn::Activation::sin, laplacian));
+  CHECK_FALSE(takes(nn::Activation::tanh, d::StreamShape{2, {{0, 1}}, {}}));     // a pair
+  CHECK_FALSE(takes(nn::Activation::tanh, d::StreamShape{2, {}, {{0}, {1}}}));   // two
+  CHECK_FALSE(takes(nn::Activation::tanh, d::StreamShape{2, {}, {{1, 0}}}));     // descending
+  CHECK_FALSE(takes(nn::Activation::tanh, d::StreamShape{4, {}, {{0, 1, 2}}}));  // four firsts
+}
+
 TEST_CASE("whole-network CPU node gives bit-identical results on 1, 2 and 3 threads") {
   // 2 inputs: the first layer recomputed in the backward; 20: saved.
   for (int64_t inputs : {2, 20}) {
