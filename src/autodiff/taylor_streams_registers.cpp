@@ -5,8 +5,8 @@
 // read and written once.
 //
 // Each element's arithmetic is the strip loops' own, term by term in the same order. Where the
-// strip loops store a partial sum before the next term adds to it, `keep_rounded` keeps the compiler
-// from fusing that product into the next addition, so on x86-64 both give the same bits.
+// strip loops store a partial sum before the next term adds to it, `keep_rounded` keeps the
+// compiler from fusing that product into the next addition, so on x86-64 both give the same bits.
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -174,8 +174,8 @@ constexpr int most_firsts = 3;
 template <Pass P, typename T, int Bytes>
 TESSERA_INLINE void dispatch(int firsts, int summed, const Arrays<T>& x, int64_t count) {
   switch (firsts * 8 + summed) {
-#define TESSERA_SHAPE(F, MASK)                     \
-  case F * 8 + MASK:                               \
+#define TESSERA_SHAPE(F, MASK)                    \
+  case F * 8 + MASK:                              \
     range<P, Shape<F, MASK>, T, Bytes>(x, count); \
     return;
     TESSERA_SHAPE(0, 0)
@@ -205,8 +205,8 @@ TESSERA_AVX512 void run_avx512(int firsts, int summed, const Arrays<T>& x, int64
   dispatch<P, T, 64>(firsts, summed, x, count);
 }
 template <Pass P, typename T>
-__attribute__((target("arch=x86-64-v3"))) void run_avx2(int firsts, int summed,
-                                                        const Arrays<T>& x, int64_t count) {
+__attribute__((target("arch=x86-64-v3"))) void run_avx2(int firsts, int summed, const Arrays<T>& x,
+                                                        int64_t count) {
   dispatch<P, T, 32>(firsts, summed, x, count);
 }
 #endif
@@ -256,28 +256,28 @@ bool try_run(nn::Activation activation, const StreamShape& shape, const Arrays<T
 
 }  // namespace
 
-#define TESSERA_REGISTER_RANGES(T)                                                                \
-  bool registers_forward_range(nn::Activation activation, const T* z, int64_t z_plane,           \
-                               const std::vector<const T*>& prim, const StreamShape& shape,      \
-                               int64_t count, T* h, int64_t h_plane, bool write_value) {         \
-    return try_run<Pass::forward>(                                                                \
-        activation, shape,                                                                        \
-        Arrays<T>{prim[0], z, z_plane, nullptr, nullptr, 0, h, h_plane, write_value}, count);     \
-  }                                                                                               \
-  bool registers_backward_range(nn::Activation activation, const T* z, int64_t z_plane,          \
-                                const T* g, const std::vector<const T*>& prim,                    \
+#define TESSERA_REGISTER_RANGES(T)                                                                 \
+  bool registers_forward_range(nn::Activation activation, const T* z, int64_t z_plane,             \
+                               const std::vector<const T*>& prim, const StreamShape& shape,        \
+                               int64_t count, T* h, int64_t h_plane, bool write_value) {           \
+    return try_run<Pass::forward>(                                                                 \
+        activation, shape,                                                                         \
+        Arrays<T>{prim[0], z, z_plane, nullptr, nullptr, 0, h, h_plane, write_value}, count);      \
+  }                                                                                                \
+  bool registers_backward_range(nn::Activation activation, const T* z, int64_t z_plane,            \
+                                const T* g, const std::vector<const T*>& prim,                     \
                                 const StreamShape& shape, int64_t count, T* gz, int64_t g_plane) { \
-    return try_run<Pass::backward>(                                                               \
-        activation, shape,                                                                        \
-        Arrays<T>{prim[0], z, z_plane, g, gz, g_plane, nullptr, 0, false}, count);                \
-  }                                                                                               \
-  bool registers_backward_and_forward_range(                                                      \
-      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                         \
-      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,          \
-      int64_t g_plane, T* h, int64_t h_plane, bool write_value) {                                 \
-    return try_run<Pass::both>(                                                                   \
-        activation, shape,                                                                        \
-        Arrays<T>{prim[0], z, z_plane, g, gz, g_plane, h, h_plane, write_value}, count);          \
+    return try_run<Pass::backward>(                                                                \
+        activation, shape, Arrays<T>{prim[0], z, z_plane, g, gz, g_plane, nullptr, 0, false},      \
+        count);                                                                                    \
+  }                                                                                                \
+  bool registers_backward_and_forward_range(                                                       \
+      nn::Activation activation, const T* z, int64_t z_plane, const T* g,                          \
+      const std::vector<const T*>& prim, const StreamShape& shape, int64_t count, T* gz,           \
+      int64_t g_plane, T* h, int64_t h_plane, bool write_value) {                                  \
+    return try_run<Pass::both>(                                                                    \
+        activation, shape,                                                                         \
+        Arrays<T>{prim[0], z, z_plane, g, gz, g_plane, h, h_plane, write_value}, count);           \
   }
 TESSERA_REGISTER_RANGES(float)
 TESSERA_REGISTER_RANGES(double)
