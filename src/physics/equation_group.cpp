@@ -48,11 +48,6 @@ std::vector<TermValue> LossGroup::evaluate(const FieldEvaluator& fields, bool cr
   return terms(environments, chunk);
 }
 
-torch::Tensor mean_square(const torch::Tensor& residual) {
-  if (residual.numel() == 0) return torch::zeros({}, residual.options());
-  return residual.pow(2).mean();
-}
-
 std::set<expr::DerivativeKey> derivatives_of(
     const std::vector<const expr::Expression*>& expressions) {
   std::set<expr::DerivativeKey> keys;

@@ -118,7 +118,8 @@ class LossGroup {
   virtual void set_dtype(torch::Dtype dtype) = 0;
 };
 
-/// mean(r^2) over the rows of r ([n] or [n, k]); 0 for no points.
+/// mean(r^2) over every element of r ([n] or [n, k]); 0 for no points. One autograd node, whose
+/// backward gives the same bits as autograd's through pow and mean (mean_square.cpp).
 torch::Tensor mean_square(const torch::Tensor& residual);
 
 }  // namespace tessera::physics
