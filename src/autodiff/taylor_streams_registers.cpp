@@ -198,15 +198,17 @@ TESSERA_INLINE void dispatch(int firsts, int summed, const Arrays<T>& x, int64_t
 }
 
 // Each instruction set's version: AVX-512 where the kernel set is AVX-512 (as the products and
-// tanh), AVX2 and FMA where the CPU has them (as the strip loops' clones), else the baseline.
+// tanh), else the strip loops' clone target where the CPU has it (AVX2, with FMA for GCC 12 and
+// later), else the baseline.
 #ifdef TESSERA_AVX512_VERSIONS
 template <Pass P, typename T>
 TESSERA_AVX512 void run_avx512(int firsts, int summed, const Arrays<T>& x, int64_t count) {
   dispatch<P, T, 64>(firsts, summed, x, count);
 }
+#endif
+#ifdef TESSERA_AVX2
 template <Pass P, typename T>
-__attribute__((target("arch=x86-64-v3"))) void run_avx2(int firsts, int summed, const Arrays<T>& x,
-                                                        int64_t count) {
+TESSERA_AVX2 void run_avx2(int firsts, int summed, const Arrays<T>& x, int64_t count) {
   dispatch<P, T, 32>(firsts, summed, x, count);
 }
 #endif
@@ -219,7 +221,9 @@ template <Pass P, typename T>
 void run(int firsts, int summed, const Arrays<T>& x, int64_t count) {
 #ifdef TESSERA_AVX512_VERSIONS
   if (avx512_kernels()) return run_avx512<P>(firsts, summed, x, count);
-  static const bool avx2 = __builtin_cpu_supports("x86-64-v3");
+#endif
+#ifdef TESSERA_AVX2
+  static const bool avx2 = __builtin_cpu_supports(TESSERA_AVX2_CPU);
   if (avx2) return run_avx2<P>(firsts, summed, x, count);
 #endif
   run_baseline<P>(firsts, summed, x, count);

@@ -3,10 +3,16 @@
 // x86-64-v3 (AVX2 and FMA, every x86 server CPU since 2015) and for the baseline. The default
 // build targets SSE2 only, a quarter of the floating-point rate LibTorch's own kernels get.
 // Helpers such loops call are marked TESSERA_INLINE so they are compiled with the same target.
+// TESSERA_AVX2 and TESSERA_AVX2_CPU name the same target for a kernel dispatched by hand, so it
+// computes (and rounds) as the clones do.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && __GNUC__ >= 12
 #define TESSERA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define TESSERA_AVX2 __attribute__((target("arch=x86-64-v3")))
+#define TESSERA_AVX2_CPU "x86-64-v3"
 #elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define TESSERA_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define TESSERA_AVX2 __attribute__((target("avx2")))
+#define TESSERA_AVX2_CPU "avx2"
 #else
 #define TESSERA_VECTOR_CLONES
 #endif
