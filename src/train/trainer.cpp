@@ -207,10 +207,14 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
       for (auto& optimizer : optimizers) release_gradients(*optimizer);
       const bool adapt = balancer_.due(k);
-      // Adaptive weighting needs every term's graph; otherwise the interior terms are
-      // backpropagated while the neighbours' messages travel.
+      // Adaptive weighting needs every term's graph. Otherwise, while messages from other
+      // ranks travel, the interior terms are backpropagated before the wait; with every
+      // neighbour on this rank there is nothing to wait for, and one backward pass over all
+      // terms saves the second pass. Both give the same bits: the interior nodes, created after
+      // the interface values, deliver their gradients first in either case.
       measuring_terms_ = adapt;
-      loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt,
+      const bool backward_interior = !adapt && coupling_.waits_on_other_ranks();
+      loss = exchange_and_loss(/*create_graph=*/true, backward_interior,
                                /*stop_on_nonfinite=*/false);
       measuring_terms_ = false;
       if (adapt) update_adaptive_weights(loss);
