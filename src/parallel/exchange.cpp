@@ -33,12 +33,6 @@ void InterfaceExchange::add(int id, int side, int peer_rank, int64_t count) {
   channels_[{id, side}] = std::move(channel);
 }
 
-bool InterfaceExchange::has_remote_peers() const {
-  for (const auto& [key, channel] : channels_)
-    if (channel.peer != comm_.rank()) return true;
-  return false;
-}
-
 void InterfaceExchange::start_receives() {
   {
     // The previous round's sends: long complete in practice; their buffers are reused below.

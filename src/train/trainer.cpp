@@ -207,14 +207,10 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
       for (auto& optimizer : optimizers) release_gradients(*optimizer);
       const bool adapt = balancer_.due(k);
-      // Adaptive weighting needs every term's graph. Otherwise, while messages from other
-      // ranks travel, the interior terms are backpropagated before the wait; with every
-      // neighbour on this rank there is nothing to wait for, and one backward pass over all
-      // terms saves the second pass. Both give the same bits: the interior nodes, created after
-      // the interface values, deliver their gradients first in either case.
+      // Adaptive weighting needs every term's graph; otherwise the interior terms are
+      // backpropagated while the neighbours' messages travel.
       measuring_terms_ = adapt;
-      const bool backward_interior = !adapt && coupling_.waits_on_other_ranks();
-      loss = exchange_and_loss(/*create_graph=*/true, backward_interior,
+      loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt,
                                /*stop_on_nonfinite=*/false);
       measuring_terms_ = false;
       if (adapt) update_adaptive_weights(loss);

@@ -35,9 +35,6 @@ class InterfaceExchange {
   /// acknowledgement, which is no reason to hold up this rank's training. Collective in
   /// effect: every neighbour must send.
   void wait();
-  /// Whether some channel's other side lives on another rank: only then do messages travel
-  /// while this rank works.
-  bool has_remote_peers() const;
   /// What the other side sent to `side` of interface `id`.
   const std::vector<double>& received(int id, int side) const;
 

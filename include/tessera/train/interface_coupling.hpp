@@ -20,8 +20,6 @@ class InterfaceCoupling {
   explicit InterfaceCoupling(parallel::InterfaceExchange* exchange) : exchange_(exchange) {}
 
   bool active() const { return exchange_ != nullptr; }
-  /// Whether a neighbour's values come from another rank (see has_remote_peers).
-  bool waits_on_other_ranks() const { return exchange_ && exchange_->has_remote_peers(); }
 
   /// Computes and sends every owned interface side's values; returns them (with graph where
   /// `create_graph[i]` for owned[i]), indexed like `owned`, then like each model's interfaces.
