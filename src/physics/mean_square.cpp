@@ -30,7 +30,7 @@ struct MeanSquare : torch::autograd::Function<MeanSquare> {
       return {(g / r.numel()) * (2 * r)};
     auto out = torch::empty_like(r, torch::MemoryFormat::Contiguous);
     AT_DISPATCH_FLOATING_TYPES(r.scalar_type(), "mean_square_backward", [&] {
-      // The mean's backward: g / n in the tensor's type, n exact in it.
+      // The mean's backward: g / n, with n converted to the tensor's type as autograd's does.
       const scalar_t q = g.item<scalar_t>() / static_cast<scalar_t>(r.numel());
       const scalar_t* in = r.data_ptr<scalar_t>();
       scalar_t* o = out.data_ptr<scalar_t>();

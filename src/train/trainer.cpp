@@ -23,17 +23,24 @@ constexpr int64_t lbfgs_exchange_every = 10;
 
 // An Adam iteration starts with no gradients rather than zeroed ones: its first backward pass
 // then stores each gradient instead of adding it to zeros, which saves two operations per
-// parameter tensor and the same bits.
-void release_gradients(torch::optim::Optimizer& optimizer) {
-  for (auto& group : optimizer.param_groups())
-    for (auto& p : group.params()) p.mutable_grad().reset();
-}
-
-// A parameter no term reached steps on a zero gradient, as it did when gradients were zeroed.
-void zero_missing_gradients(torch::optim::Optimizer& optimizer) {
+// parameter tensor and gives the same bits. Returns the parameters that had a gradient.
+std::vector<torch::Tensor> release_gradients(torch::optim::Optimizer& optimizer) {
+  std::vector<torch::Tensor> released;
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params())
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      if (p.grad().defined()) {
+        released.push_back(p);
+        p.mutable_grad().reset();
+      }
+  return released;
+}
+
+// What LibTorch 1.x's zero_grad did for a parameter that had a gradient and that no term
+// reached this time: it steps on zeros. One that never had a gradient still has none (the
+// optimizer skips it).
+void zero_missing_gradients(const std::vector<torch::Tensor>& released) {
+  for (auto p : released)
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
 }
 
 }  // namespace
@@ -205,7 +212,8 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
         resample_all(owned_, /*equations=*/!adaptive);
       if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
-      for (auto& optimizer : optimizers) release_gradients(*optimizer);
+      std::vector<std::vector<torch::Tensor>> released;
+      for (auto& optimizer : optimizers) released.push_back(release_gradients(*optimizer));
       const bool adapt = balancer_.due(k);
       // Adaptive weighting needs every term's graph; otherwise the interior terms are
       // backpropagated while the neighbours' messages travel.
@@ -215,7 +223,7 @@ void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
       measuring_terms_ = false;
       if (adapt) update_adaptive_weights(loss);
       backpropagate_rest(loss);
-      for (auto& optimizer : optimizers) zero_missing_gradients(*optimizer);
+      for (const auto& parameters : released) zero_missing_gradients(parameters);
       sum_gradients();
       const auto may_step = guard_against_divergence(loss);
       for (std::size_t i = 0; i < optimizers.size(); ++i) {
