@@ -67,7 +67,8 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
   const auto chunks = static_cast<int64_t>(chunk_list.size());
   auto partial = unwritten({chunks, layout.size}, options);
   // A bias gradient is g_0 . 1.
-  const std::vector<T> ones(static_cast<std::size_t>(blocks.largest), T(1));
+  const auto ones = uninitialised<T>(blocks.largest);
+  std::fill(ones.get(), ones.get() + blocks.largest, T(1));
   at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
     // The gradient at a layer's output, at its pre-activations (two: the layer's own, still
     // read by its weight gradient, and the one below's), its recomputed input, and a recomputed
@@ -118,7 +119,7 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
           // dW = sum_k g_k h_k^T, db = g_0 . 1.
           detail::gemm_lanes(w, in, vectors, K, gz, size, h, size,
                              by_lane.get() + layout.weight[l] * L, accumulate);
-          detail::gemm_lanes(w, 1, vectors, 1, gz, size, contiguous<const T*>(ones.data(), 0), 0,
+          detail::gemm_lanes(w, 1, vectors, 1, gz, size, contiguous<const T*>(ones.get(), 0), 0,
                              by_lane.get() + layout.bias[l] * L, accumulate);
         }
       }

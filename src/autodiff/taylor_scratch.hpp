@@ -5,17 +5,38 @@
 // so a read before the write poisons the results and the tests see it.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
+#include <new>
+#include <type_traits>
 
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::autodiff::taylor::detail {
 
-/// Storage for n values of T.
+/// Alignment of scratch storage: one cache line, the kernels' vector. Rows of whole vectors
+/// then start on a line and no vector load or store straddles two lines; malloc's 16-byte
+/// alignment left most of them straddling, which slowed the weight gradient most
+/// (docs/benchmarks.md, "Scratch aligned to cache lines").
+constexpr std::size_t scratch_alignment = 64;
+
+struct FreeScratch {
+  void operator()(void* p) const { std::free(p); }
+};
+
 template <typename T>
-std::unique_ptr<T[]> uninitialised(int64_t n) {
-  std::unique_ptr<T[]> data(new T[static_cast<std::size_t>(n)]);
+using ScratchArray = std::unique_ptr<T[], FreeScratch>;
+
+/// Storage for n values of T, aligned to scratch_alignment.
+template <typename T>
+ScratchArray<T> uninitialised(int64_t n) {
+  static_assert(std::is_trivially_default_constructible_v<T>);
+  const std::size_t bytes = static_cast<std::size_t>(std::max<int64_t>(n, 1)) * sizeof(T);
+  const std::size_t rounded = (bytes + scratch_alignment - 1) / scratch_alignment *
+                              scratch_alignment;  // aligned_alloc wants a multiple
+  ScratchArray<T> data(static_cast<T*>(std::aligned_alloc(scratch_alignment, rounded)));
+  if (!data) throw std::bad_alloc();
 #ifndef NDEBUG
   std::fill(data.get(), data.get() + n, std::numeric_limits<T>::quiet_NaN());
 #endif
@@ -39,7 +60,7 @@ class Scratch {
   T* operator[](int k) { return data_.get() + k * size_; }
 
  private:
-  std::unique_ptr<T[]> data_;
+  ScratchArray<T> data_;
   int64_t size_;
 };
 
