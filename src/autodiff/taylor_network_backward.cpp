@@ -3,6 +3,8 @@
 // parameter gradients summed per lane over a chunk of blocks and the chunks added in order.
 #include <ATen/Parallel.h>
 
+#include <cstring>
+
 #include "taylor_network_layers.hpp"
 
 namespace tessera::autodiff::taylor::node {
@@ -29,18 +31,25 @@ struct GradientLayout {
 // does not depend on how chunks were spread over threads. A chunk holds blocks of one group.
 constexpr int64_t blocks_per_chunk = 8;
 
-// The sum of one entry's lanes, halves added pairwise: the order is fixed, so vectorising it
-// (the compiler does) changes nothing, and it is a few vector additions instead of a chain of
-// lanes<T>() dependent scalar ones (the chain was a visible cost of a seed-problem iteration:
-// docs/benchmarks.md, "Lane sums as a pairwise tree").
-template <typename T>
+// The sum of n lanes, halves added pairwise: lane[i] + lane[i + n/2] for every i < n/2, then
+// the same on those sums, down to one. The order is fixed, so every build gives the same bits;
+// written on vectors of n/2 lanes, each level is one addition of two halves (the scalar loop the
+// compiler made of it was a visible cost of the backward: docs/benchmarks.md, "Lane sums as a
+// pairwise tree").
+template <typename T, int64_t n>
 T sum_lanes(const T* lane) {
-  constexpr int64_t L = lanes<T>();
-  T half[L / 2];
-  for (int64_t i = 0; i < L / 2; ++i) half[i] = lane[i] + lane[i + L / 2];
-  for (int64_t width = L / 4; width >= 1; width /= 2)
-    for (int64_t i = 0; i < width; ++i) half[i] += half[i + width];
-  return half[0];
+  if constexpr (n == 2) {
+    return lane[0] + lane[1];
+  } else {
+    typedef T Half __attribute__((vector_size(n / 2 * sizeof(T))));
+    Half low, high;
+    std::memcpy(&low, lane, sizeof low);
+    std::memcpy(&high, lane + n / 2, sizeof high);
+    const Half sums = low + high;
+    T halves[n / 2];
+    std::memcpy(halves, &sums, sizeof sums);
+    return sum_lanes<T, n / 2>(halves);
+  }
 }
 
 }  // namespace
@@ -124,7 +133,8 @@ std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
         }
       }
       T* sums = partial.template data_ptr<T>() + chunk * layout.size;
-      for (int64_t j = 0; j < layout.size; ++j) sums[j] = sum_lanes(by_lane.get() + j * L);
+      for (int64_t j = 0; j < layout.size; ++j)
+        sums[j] = sum_lanes<T, lanes<T>()>(by_lane.get() + j * L);
     }
   });
   auto total = torch::zeros({blocks.groups(), layout.size}, options);
