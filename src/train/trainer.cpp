@@ -12,6 +12,7 @@
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/train/fused_adam.hpp"
 #include "tessera/train/quasi_newton.hpp"
+#include "tessera/train/released_gradients.hpp"
 
 namespace tessera::train {
 
@@ -20,28 +21,6 @@ namespace {
 // L-BFGS iterations between two neighbour exchanges of coupled subdomains (docs/benchmarks.md,
 // "L-BFGS across subdomains").
 constexpr int64_t lbfgs_exchange_every = 10;
-
-// An Adam iteration starts with no gradients rather than zeroed ones: its first backward pass
-// then stores each gradient instead of adding it to zeros, which saves two operations per
-// parameter tensor and gives the same bits. Returns the parameters that had a gradient.
-std::vector<torch::Tensor> release_gradients(torch::optim::Optimizer& optimizer) {
-  std::vector<torch::Tensor> released;
-  for (auto& group : optimizer.param_groups())
-    for (auto& p : group.params())
-      if (p.grad().defined()) {
-        released.push_back(p);
-        p.mutable_grad().reset();
-      }
-  return released;
-}
-
-// What LibTorch 1.x's zero_grad did for a parameter that had a gradient and that no term
-// reached this time: it steps on zeros. One that never had a gradient still has none (the
-// optimizer skips it).
-void zero_missing_gradients(const std::vector<torch::Tensor>& released) {
-  for (auto p : released)
-    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-}
 
 }  // namespace
 
