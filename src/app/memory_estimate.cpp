@@ -67,8 +67,7 @@ bool any_float64_stage(const io::Case& c) {
       if (*stage.precision == io::Precision::fp64) return true;
     } else if (stage.dtype) {
       if (*stage.dtype == io::FloatType::float64) return true;
-    } else if (stage.optimizer == io::OptimizerChoice::bfgs ||
-               stage.optimizer == io::OptimizerChoice::ssbroyden) {
+    } else if (stage.optimizer->dense_hessian) {
       return true;
     }
   }
@@ -179,9 +178,7 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
   // all subdomains (the default where they fit 4 GiB), or its own block.
   double hessian = 0;
   for (const auto& stage : c.training.stages) {
-    if (stage.optimizer != io::OptimizerChoice::bfgs &&
-        stage.optimizer != io::OptimizerChoice::ssbroyden)
-      continue;
+    if (!stage.optimizer->dense_hessian) continue;
     const double model = widest_parameters * (networks / per_rank);
     const double block = model * model * 8;
     // A block above the limit is refused by plan_dense_hessians(), naming the stage.

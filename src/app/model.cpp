@@ -243,31 +243,12 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
   return model;
 }
 
-namespace {
-
-train::OptimizerKind optimizer_kind(io::OptimizerChoice choice) {
-  switch (choice) {
-    case io::OptimizerChoice::adam:
-      return train::OptimizerKind::adam;
-    case io::OptimizerChoice::lbfgs:
-      return train::OptimizerKind::lbfgs;
-    case io::OptimizerChoice::bfgs:
-      return train::OptimizerKind::bfgs;
-    default:
-      return train::OptimizerKind::ssbroyden;
-  }
-}
-
-}  // namespace
-
 torch::Dtype stage_dtype(const io::StageSpec& stage, const Problem& p) {
-  const bool dense = stage.optimizer == io::OptimizerChoice::bfgs ||
-                     stage.optimizer == io::OptimizerChoice::ssbroyden;
   if (stage.precision)
     return *stage.precision == io::Precision::fp64 ? torch::kFloat64 : torch::kFloat32;
   if (stage.dtype)
     return *stage.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
-  return dense ? torch::kFloat64 : p.dtype;
+  return stage.optimizer->dense_hessian ? torch::kFloat64 : p.dtype;
 }
 
 std::string stage_precision(const io::StageSpec& stage, const Problem& p) {
@@ -303,12 +284,10 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
   const auto gib = [](double bytes) { return bytes / (1024.0 * 1024 * 1024); };
   for (std::size_t k = 0; k < c.training.stages.size(); ++k) {
     const auto& stage = c.training.stages[k];
-    if (stage.optimizer != io::OptimizerChoice::bfgs &&
-        stage.optimizer != io::OptimizerChoice::ssbroyden)
-      continue;
+    if (!stage.optimizer->dense_hessian) continue;
     const double block = train::QuasiNewton::hessian_bytes(largest);
     TESSERA_CHECK(block <= dense_hessian_limit_bytes,
-                  c.file << ": " << stage.key << ".optimizer: \"" << io::name(stage.optimizer)
+                  c.file << ": " << stage.key << ".optimizer: \"" << stage.optimizer->name
                          << "\" keeps a dense inverse Hessian of " << largest << "^2 doubles ("
                          << gib(block) << " GiB) for subdomain " << largest_id
                          << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
@@ -331,7 +310,7 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
   train::TrainingPlan plan;
   for (const auto& s : c.training.stages) {
     train::StagePlan stage;
-    stage.optimizer = optimizer_kind(s.optimizer);
+    stage.optimizer = s.optimizer->name;
     stage.dtype = stage_dtype(s, p);
     stage.products = s.precision == io::Precision::tf32   ? train::Products::tf32
                      : s.precision == io::Precision::bf16 ? train::Products::bf16
@@ -343,7 +322,7 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
                          << p.device << ": use \"fp32\", or \"bf16\" for mixed precision");
     stage.iterations = s.iterations;
     stage.lr = s.lr;
-    if (stage.optimizer == train::OptimizerKind::adam) {
+    if (s.optimizer->first_order) {
       stage.decay_rate = s.decay ? s.decay->rate : default_decay_rate;
       stage.decay_every = s.decay ? s.decay->every : default_decay_every(s.iterations);
       stage.warmup = s.warmup.value_or(default_warmup(s.iterations));

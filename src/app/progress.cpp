@@ -35,19 +35,17 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
     const auto& spec = c.training.stages[i];
-    out << "    stage " << i << ": " << train::optimizer_name(s.optimizer) << ", " << s.iterations
+    out << "    stage " << i << ": " << s.optimizer << ", " << s.iterations
         << " iterations, lr " << s.lr << ", "
         << (s.dtype == torch::kFloat64 ? "float64" : "float32")
         << (spec.dtype || spec.precision ? "" : " (default)");
     if (s.products == train::Products::tf32) out << ", TF32 products";
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
-    const bool dense =
-        s.optimizer == train::OptimizerKind::bfgs || s.optimizer == train::OptimizerKind::ssbroyden;
-    if (dense && joint_finish)
+    if (spec.optimizer->dense_hessian && joint_finish)
       out << (s.joint_hessian ? ", one inverse Hessian over the subdomains cut in space"
                               : ", one inverse Hessian block per subdomain")
           << (spec.hessian ? "" : " (default)");
-    if (s.optimizer == train::OptimizerKind::adam) {
+    if (spec.optimizer->first_order) {
       out << ", warm-up " << s.warmup << (spec.warmup ? "" : " (default)") << ", decay x"
           << s.decay_rate.value_or(1.0) << " every " << s.decay_every
           << (spec.decay ? "" : " (default)");

@@ -22,9 +22,12 @@ bool reads_coordinates_only(const Node& node) {
     case NodeKind::call:
       return std::all_of(node.children.begin(), node.children.end(),
                          [](const auto& child) { return reads_coordinates_only(*child); });
-    default:
+    case NodeKind::derivative:
+    case NodeKind::parameter:
+    case NodeKind::extra:
       return false;
   }
+  return false;
 }
 
 bool applies_an_operation(const Node& node) {

@@ -47,7 +47,10 @@ Expression Expression::parse(const std::string& text, const SymbolTable& symbols
       case NodeKind::coordinate:
         expression.uses_coordinates_ = true;
         break;
-      default:
+      case NodeKind::number:
+      case NodeKind::unary:
+      case NodeKind::binary:
+      case NodeKind::call:
         break;
     }
     for (const auto& child : node->children) pending.push_back(child.get());

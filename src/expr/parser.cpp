@@ -115,9 +115,13 @@ class Parser {
         expect_close(token, "an operator or ')'");
         return inner;
       }
-      default:
-        fail_at(key_, "unexpected " + describe(token), token.column, kOperand);
+      case TokenKind::op:
+      case TokenKind::right_paren:
+      case TokenKind::comma:
+      case TokenKind::end:
+        break;
     }
+    fail_at(key_, "unexpected " + describe(token), token.column, kOperand);
   }
 
   /// Consumes the ')' that closes `open`, or fails saying what was `expected` instead.

@@ -90,9 +90,16 @@ std::string json_type_name(const nlohmann::json& value) {
       return "a string";
     case nlohmann::json::value_t::boolean:
       return "a boolean";
-    default:
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float:
       return "a number";
+    case nlohmann::json::value_t::binary:
+      return "binary data";
+    case nlohmann::json::value_t::discarded:
+      return "nothing";
   }
+  return "nothing";
 }
 
 std::string JsonNode::type_name() const { return value_ ? json_type_name(*value_) : "nothing"; }

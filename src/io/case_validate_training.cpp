@@ -4,66 +4,29 @@
 
 #include "tessera/core/text.hpp"
 #include "tessera/io/case_detail.hpp"
+#include "tessera/io/optimizers.hpp"
 
 namespace tessera::io::detail {
 
 namespace {
 
-const std::vector<std::string> adam_keys = {
-    "optimizer", "iterations", "lr", "decay", "warmup", "clip", "points", "dtype", "precision"};
-const std::vector<std::string> lbfgs_keys = {"optimizer", "iterations", "lr",    "history",
-                                             "tolerance", "points",     "dtype", "precision"};
-const std::vector<std::string> dense_keys = {"optimizer", "iterations", "lr",        "tolerance",
-                                             "points",    "dtype",      "precision", "hessian"};
-
-const std::vector<std::string>& stage_keys(OptimizerChoice optimizer) {
-  switch (optimizer) {
-    case OptimizerChoice::adam:
-      return adam_keys;
-    case OptimizerChoice::lbfgs:
-      return lbfgs_keys;
-    default:
-      return dense_keys;
-  }
-}
-
-StageSpec read_stage(const JsonNode& node) {
-  if (!node.present() || !node.value().is_object())
-    node.fail(
-        "expected a stage object such as {\"optimizer\": \"adam\", \"iterations\": 1000}, "
-        "got " +
-        node.describe());
-  node.check_object(keys_at("training.stages[]"));  // misspelt keys first, with a hint
-  StageSpec stage;
-  stage.key = node.key();
-  stage.optimizer =
-      node.required("optimizer", "\"optimizer\": \"adam\", \"lbfgs\", \"bfgs\" or \"ssbroyden\"")
-          .option<OptimizerChoice>();
-  const bool adam = stage.optimizer == OptimizerChoice::adam;
-  const bool dense =
-      stage.optimizer == OptimizerChoice::bfgs || stage.optimizer == OptimizerChoice::ssbroyden;
-  const std::string optimizer = name(stage.optimizer);
-  const auto& own = stage_keys(stage.optimizer);
+/// Refuses a key that `optimizer` does not take, naming the optimizers that do.
+void refuse_foreign_keys(const JsonNode& node, const OptimizerSpec& optimizer) {
   for (const auto& [key, child] : node.members()) {
-    if (std::find(own.begin(), own.end(), key) != own.end()) continue;
+    if (optimizer.takes(key)) continue;
     std::vector<std::string> takers;
-    for (auto other : {OptimizerChoice::adam, OptimizerChoice::lbfgs, OptimizerChoice::bfgs,
-                       OptimizerChoice::ssbroyden}) {
-      const auto& keys = stage_keys(other);
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) takers.push_back(name(other));
-    }
+    for (const auto& other : optimizers())
+      if (other.takes(key)) takers.push_back(other.name);
     std::string who;
     for (std::size_t i = 0; i < takers.size(); ++i)
       who += (i == 0 ? "" : i + 1 == takers.size() ? " and " : ", ") + takers[i];
-    const char* article = stage.optimizer == OptimizerChoice::bfgs ? "a " : "an ";
-    child.fail(std::string("not a key of ") + article + optimizer + " stage (only " + who +
-               (takers.size() == 1 ? " takes" : " take") + " it); " + optimizer + " takes " +
-               quoted_list(own));
+    child.fail(std::string("not a key of ") + optimizer.article + " " + optimizer.name +
+               " stage (only " + who + (takers.size() == 1 ? " takes" : " take") + " it); " +
+               optimizer.name + " takes " + quoted_list(optimizer.keys));
   }
-  stage.iterations = node["iterations"].integer(1, stage.iterations);
-  stage.lr = node["lr"].number(Range::positive, adam ? 1e-3 : 1.0);
-  if (const JsonNode points = node["points"]; points.present())
-    stage.collocation_points = points.integer(1);
+}
+
+void read_precision(const JsonNode& node, StageSpec& stage) {
   if (const JsonNode dtype = node["dtype"]; dtype.present())
     stage.dtype = dtype.option<FloatType>();
   if (const JsonNode precision = node["precision"]; precision.present()) {
@@ -75,25 +38,51 @@ StageSpec read_stage(const JsonNode& node) {
                      "\" in the same stage; give only \"precision\" (" +
                      "\"fp64\" is float64, the others float32)");
   }
-  if (adam) {
-    if (const JsonNode decay = node["decay"]; decay.present()) {
-      decay.check_object(keys_at("training.stages[].decay"));
-      DecaySpec d;
-      d.rate = decay.required("rate", "\"rate\": 0.9 (the factor applied to lr)")
-                   .number(Range::positive);
-      d.every = decay["every"].integer(1, d.every);
-      stage.decay = d;
-    }
-    if (const JsonNode warmup = node["warmup"]; warmup.present()) stage.warmup = warmup.integer(0);
-    if (const JsonNode clip = node["clip"]; clip.present())
-      stage.clip = clip.number(Range::positive);
-  } else {
-    stage.history = node["history"].integer(1, stage.history);
-    stage.tolerance =
-        node["tolerance"].number(Range::non_negative, dense ? 1e-12 : stage.tolerance);
-    if (const JsonNode hessian = node["hessian"]; hessian.present())
-      stage.hessian = hessian.option<HessianLayout>();
+}
+
+/// The keys only some optimizers take, each read where the stage's optimizer takes it.
+void read_optimizer_keys(const JsonNode& node, StageSpec& stage) {
+  const OptimizerSpec& optimizer = *stage.optimizer;
+  if (const JsonNode decay = node["decay"]; decay.present()) {
+    decay.check_object(keys_at("training.stages[].decay"));
+    DecaySpec d;
+    d.rate = decay.required("rate", "\"rate\": 0.9 (the factor applied to lr)")
+                 .number(Range::positive);
+    d.every = decay["every"].integer(1, d.every);
+    stage.decay = d;
   }
+  if (const JsonNode warmup = node["warmup"]; warmup.present()) stage.warmup = warmup.integer(0);
+  if (const JsonNode clip = node["clip"]; clip.present()) stage.clip = clip.number(Range::positive);
+  if (optimizer.takes("history")) stage.history = node["history"].integer(1, stage.history);
+  if (optimizer.takes("tolerance"))
+    stage.tolerance = node["tolerance"].number(Range::non_negative, optimizer.tolerance);
+  if (const JsonNode hessian = node["hessian"]; hessian.present())
+    stage.hessian = hessian.option<HessianLayout>();
+}
+
+StageSpec read_stage(const JsonNode& node) {
+  if (!node.present() || !node.value().is_object())
+    node.fail(
+        "expected a stage object such as {\"optimizer\": \"adam\", \"iterations\": 1000}, "
+        "got " +
+        node.describe());
+  node.check_object(keys_at("training.stages[]"));  // misspelt keys first, with a hint
+  StageSpec stage;
+  stage.key = node.key();
+  const auto names = optimizer_names();
+  std::string spelled;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    spelled += (i == 0 ? "\"" : i + 1 == names.size() ? " or \"" : ", \"") + names[i] + "\"";
+  const std::string optimizer =
+      node.required("optimizer", "\"optimizer\": " + spelled).choice(names);
+  stage.optimizer = find_optimizer(optimizer);
+  refuse_foreign_keys(node, *stage.optimizer);
+  stage.iterations = node["iterations"].integer(1, stage.iterations);
+  stage.lr = node["lr"].number(Range::positive, stage.optimizer->lr);
+  if (const JsonNode points = node["points"]; points.present())
+    stage.collocation_points = points.integer(1);
+  read_precision(node, stage);
+  read_optimizer_keys(node, stage);
   return stage;
 }
 

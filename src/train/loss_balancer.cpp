@@ -41,6 +41,30 @@ std::vector<torch::Tensor> LossBalancer::term_gradients(
   return gradients;
 }
 
+void LossBalancer::rebalance(std::vector<torch::Tensor> gradients,
+                             const std::vector<SubdomainModel*>& owned, Reduction& reduction,
+                             std::map<std::string, double>& weights) const {
+  reduction.sum_term_gradients(gradients);
+  // One slot per term and subdomain: each slot has one contributor, so the sums do not depend
+  // on which rank owns which subdomain.
+  const std::size_t terms = term_names_.size();
+  std::vector<std::vector<double>> per_owned(owned.size(), std::vector<double>(terms, 0.0));
+  int64_t offset = 0;
+  for (std::size_t i = 0; i < owned.size(); ++i) {
+    int64_t size = 0;
+    for (const auto& p : owned[i]->network->parameters()) size += p.numel();
+    for (std::size_t t = 0; t < terms && reduction.fills_slots(); ++t)
+      per_owned[i][t] = gradients[t].slice(0, offset, offset + size).pow(2).sum().item<double>();
+    offset += size;
+  }
+  const auto figures = reduction.subdomain_figures(per_owned, terms);
+  std::vector<double> squared_norms(terms, 0.0);
+  for (std::size_t t = 0; t < terms; ++t)
+    for (int s = 0; s < reduction.subdomains(); ++s)  // always in subdomain order
+      squared_norms[t] += figures[static_cast<std::size_t>(s) * terms + t];
+  update(squared_norms, weights);
+}
+
 void LossBalancer::update(const std::vector<double>& squared_norms,
                           std::map<std::string, double>& weights) const {
   TESSERA_ASSERT(squared_norms.size() == term_names_.size(),

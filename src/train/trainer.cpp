@@ -8,98 +8,46 @@
 #include "tessera/core/stop_signal.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
-#include "tessera/nn/mlp.hpp"
-#include "tessera/physics/equation_group.hpp"
-#include "tessera/train/fused_adam.hpp"
-#include "tessera/train/quasi_newton.hpp"
-#include "tessera/train/released_gradients.hpp"
+#include "tessera/train/loss_figures.hpp"
+#include "tessera/train/optimizer_state.hpp"
+#include "tessera/train/subdomain_archive.hpp"
 
 namespace tessera::train {
 
-namespace {
-
-// L-BFGS iterations between two neighbour exchanges of coupled subdomains (docs/benchmarks.md,
-// "L-BFGS across subdomains").
-constexpr int64_t lbfgs_exchange_every = 10;
-
-}  // namespace
-
-Trainer::Trainer(parallel::Communicator comm, std::vector<SubdomainModel*> owned, int subdomains,
-                 std::vector<std::string> term_names, TrainingPlan plan, TrainerCallbacks callbacks,
-                 parallel::InterfaceExchange* exchange, GradientSync sync)
-    : comm_(comm),
-      owned_(std::move(owned)),
-      subdomains_(subdomains),
-      term_names_(std::move(term_names)),
+Trainer::Trainer(TrainingJob job, TrainingPlan plan, TrainerCallbacks callbacks)
+    : job_(std::move(job)),
       plan_(std::move(plan)),
       callbacks_(std::move(callbacks)),
-      coupling_(exchange),
-      sync_(sync),
-      balancer_(plan_.adaptive, term_names_) {
-  for (const auto& name : term_names_) {
-    auto it = plan_.weights.find(name);
-    weights_[name] = it == plan_.weights.end() ? 1.0 : it->second;
-  }
+      reduction_(Reduction::choose(job_.comm, job_.subdomains, job_.owned, job_.term_names,
+                                   job_.sync, times_.sync_s)),
+      objective_(job_.owned, job_.term_names, plan_.weights, plan_.adaptive, job_.exchange,
+                 *reduction_, plan_.batch_points, job_.sync.parameters, iteration_),
+      points_(job_.owned, plan_, *reduction_) {
   for (const auto& stage : plan_.stages) total_iterations_ += stage.iterations;
   TESSERA_CHECK(plan_.log_every > 0, "training.log_every must be positive");
 }
 
+Trainer::~Trainer() = default;
+
 double Trainer::wall_seconds() const { return core::now_seconds() - start_time_; }
-
-namespace {
-
-/// Drops gradients of another dtype: backward would accumulate into them, rounding every
-/// gradient of the new dtype to the old one.
-void drop_stale_gradients(const std::vector<torch::Tensor>& parameters, torch::Dtype dtype) {
-  for (auto p : parameters)
-    if (p.grad().defined() && p.grad().scalar_type() != dtype) p.mutable_grad() = torch::Tensor();
-}
-
-}  // namespace
-
-void Trainer::set_precision(const StagePlan& stage) {
-  const torch::Dtype dtype = stage.dtype;
-  nn::set_tf32_products(stage.products == Products::tf32);
-  torch::NoGradGuard no_grad;
-  for (auto* s : owned_) {
-    s->network->set_bf16_products(stage.products == Products::bf16);
-    s->network->to(dtype);
-    drop_stale_gradients(s->network->parameters(), dtype);
-    for (auto& group : s->groups) group->set_dtype(dtype);
-    for (auto& side : s->interfaces) side->set_dtype(dtype);
-  }
-  if (sync_.parameters) {
-    sync_.parameters->set_dtype(dtype);
-    drop_stale_gradients(sync_.parameters->raw(), dtype);
-  }
-}
-
-void Trainer::set_causal(bool active) {
-  for (auto* s : owned_)
-    for (auto& group : s->groups)
-      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
-        equations->set_causal(active);
-}
 
 void Trainer::run() {
   // Ranks finish their set-up at different times (rank 0 also prints and opens files); start
   // together so that skew is not booked as the first exchange's wait.
-  comm_.barrier();
+  job_.comm.barrier();
   start_time_ = core::now_seconds();
   const std::size_t first = resume_ ? static_cast<std::size_t>(resume_->position.stage) : 0;
+  const StageTools tools{objective_, *reduction_, *this,  points_,
+                         guard_,     job_.sync,   times_, callbacks_.on_warning};
   for (stage_index_ = first; stage_index_ < plan_.stages.size() && !stop_; ++stage_index_) {
     const auto& stage = plan_.stages[stage_index_];
     const bool resuming =
         resume_ && static_cast<std::size_t>(resume_->position.stage) == stage_index_;
-    const int64_t first_step = resuming ? resume_->position.stage_step : 0;
     // A resumed stage already has its points (redrawn from the checkpoint).
-    if (!resuming) apply_stage_points(stage);
-    set_precision(stage);
-    set_causal(stage.optimizer == OptimizerKind::adam);
-    if (stage.optimizer == OptimizerKind::adam)
-      run_adam(stage, first_step);
-    else
-      run_quasi_newton(stage, first_step);
+    if (!resuming) points_.apply_stage_points(stage);
+    objective_.set_precision(stage);
+    runner_ = make_runner(stage, tools);
+    runner_->run(stage, resuming ? resume_->position.stage_step : 0);
   }
   resume_.reset();
   // Training is over: the final checkpoint and figures are written next, signal or not.
@@ -108,13 +56,25 @@ void Trainer::run() {
     auto state = capture(0);  // stage_index_ == stage count: nothing left to train
     callbacks_.on_checkpoint(state);
   }
-  // Derivatives need autograd even here; create_graph=false keeps no second-order graph.
-  const LocalLoss final_loss = exchange_and_loss(/*create_graph=*/false);
-  log(final_loss, plan_.stages.empty() ? "none" : optimizer_name(plan_.stages.back().optimizer),
-      0.0, /*final=*/true);
+  const LocalLoss final_loss = objective_.figures();
+  log(final_loss, plan_.stages.empty() ? "none" : plan_.stages.back().optimizer, 0.0,
+      /*final=*/true);
 }
 
-void Trainer::after_log(int64_t stage_step) {
+int64_t Trainer::iterations_to_log() const {
+  return plan_.log_every - iteration_ % plan_.log_every;
+}
+
+bool Trainer::iterations_done(int64_t n, int64_t stage_step, const LocalLoss& loss,
+                              const std::string& stage, double lr) {
+  iteration_ += n;
+  if (iteration_ % plan_.log_every != 0) return false;
+  log(loss, stage, lr, /*final=*/false);
+  agree_and_checkpoint(stage_step);
+  return true;
+}
+
+void Trainer::agree_and_checkpoint(int64_t stage_step) {
   // Nothing left to train: the run is complete, whatever arrived at the last moment.
   if (iteration_ < total_iterations_) {
     const int signal = core::stop_signal();
@@ -123,7 +83,7 @@ void Trainer::after_log(int64_t stage_step) {
     // rank names the same reason, whichever rank saw it (clocks and signals differ per rank).
     std::vector<double> seen{signal == SIGTERM ? 1.0 : 0.0, signal == SIGUSR1 ? 1.0 : 0.0,
                              late ? 1.0 : 0.0};
-    comm_.max_in_place(seen);
+    job_.comm.max_in_place(seen);
     stop_ = seen[0] + seen[1] + seen[2] > 0;
     if (stop_) stop_reason_ = seen[0] > 0 ? "SIGTERM" : seen[1] > 0 ? "SIGUSR1" : "time_limit";
     // Agreed: the checkpoint and the output are written next, so the watchdog must wait.
@@ -137,236 +97,120 @@ void Trainer::after_log(int64_t stage_step) {
   }
 }
 
-namespace {
-
-/// Uniform redraws of every group (`equations` false: but the equation groups, whose points
-/// are redistributed by their residual instead) and of the interface points: fixed interface
-/// points would let neighbours agree at those points only.
-void resample_all(const std::vector<SubdomainModel*>& owned, bool equations) {
-  for (auto* s : owned) {
-    for (auto& group : s->groups)
-      if (equations || !dynamic_cast<physics::EquationGroup*>(group.get())) group->resample();
-    for (auto& side : s->interfaces) side->resample();
-  }
+void Trainer::adopt(std::vector<torch::optim::Optimizer*> optimizers, bool shared_last) {
+  optimizers_ = std::move(optimizers);
+  shared_optimizer_ = shared_last;
+  if (!resume_ || static_cast<std::size_t>(resume_->position.stage) != stage_index_) return;
+  for (std::size_t i = 0; i < job_.owned.size() && i < optimizers_.size(); ++i)
+    load_subdomain_optimizer(*resume_->subdomains.at(job_.owned[i]->id), *optimizers_[i]);
+  if (shared_optimizer_ && resume_->shared)
+    load_subdomain_optimizer(*resume_->shared, *optimizers_.back());
 }
 
-}  // namespace
-
-std::vector<torch::Tensor> Trainer::owned_parameters() const {
-  std::vector<torch::Tensor> params;
-  for (auto* s : owned_)
-    for (auto& p : s->network->parameters()) params.push_back(p);
-  return params;
-}
-
-void Trainer::sum_gradients() {
-  // With slices the parts were already summed over the group, shared parameters included.
-  if (sync_.slices.on()) return;
-  core::ScopedTimer timer(sync_s_);
-  // Every replica of a group owns the same subdomains, so all of them call this or none.
-  if (sync_.replicas && !owned_.empty()) sync_.replicas->sum_gradients(owned_parameters());
-  if (sync_.parameter_sum) sync_.parameter_sum->sum_gradients(sync_.parameters->raw());
-}
-
-void Trainer::run_adam(const StagePlan& stage, int64_t first_step) {
-  // One optimizer per subdomain: gradient clipping and every statistic stay per network.
-  auto& optimizers = optimizers_;
-  optimizers.clear();
-  for (auto* s : owned_)
-    optimizers.push_back(
-        std::make_unique<FusedAdam>(s->network->parameters(), torch::optim::AdamOptions(stage.lr)));
-  // Shared parameters: the same summed gradient on every rank, so every copy takes the same step.
-  parameter_optimizer_ = sync_.parameters && !sync_.parameters->empty();
-  if (parameter_optimizer_)
-    optimizers.push_back(
-        std::make_unique<FusedAdam>(sync_.parameters->raw(), torch::optim::AdamOptions(stage.lr)));
-  restore_optimizers();
-  keep_good_states();
-  for (int64_t k = first_step; k < stage.iterations && !stop_; ++k) {
-    const double lr = scheduled_lr(stage, k);
-    LocalLoss loss;
-    {
-      core::ExclusiveTimer timer(compute_s_, sync_s_);
-      const auto& adaptive = plan_.adaptive_points;
-      if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
-        resample_all(owned_, /*equations=*/!adaptive);
-      if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
-      std::vector<std::vector<torch::Tensor>> released;
-      for (auto& optimizer : optimizers) released.push_back(release_gradients(*optimizer));
-      const bool adapt = balancer_.due(k);
-      // Adaptive weighting needs every term's graph; otherwise the interior terms are
-      // backpropagated while the neighbours' messages travel.
-      measuring_terms_ = adapt;
-      loss = exchange_and_loss(/*create_graph=*/true, /*backward_interior=*/!adapt,
-                               /*stop_on_nonfinite=*/false);
-      measuring_terms_ = false;
-      if (adapt) update_adaptive_weights(loss);
-      backpropagate_rest(loss);
-      for (const auto& parameters : released) zero_missing_gradients(parameters);
-      sum_gradients();
-      const auto may_step = guard_against_divergence(loss);
-      for (std::size_t i = 0; i < optimizers.size(); ++i) {
-        const bool network = i < owned_.size();
-        if (network && !may_step[i]) continue;
-        // The shared parameters' summed gradient is the same on every rank: all skip alike.
-        if (!network && !finite_gradients(sync_.parameters->raw())) continue;
-        if (stage.clip && network)
-          torch::nn::utils::clip_grad_norm_(owned_[i]->network->parameters(), *stage.clip);
-        const double factor = network ? guard_.lr_factor(i) : 1.0;
-        for (auto& group : optimizers[i]->param_groups()) group.options().set_lr(lr * factor);
-        optimizers[i]->step();
-      }
-    }
-    ++iteration_;
-    ++adam_steps_;
-    if (iteration_ % plan_.log_every == 0) {
-      log(loss, "adam", lr, false);
-      keep_good_states();
-      after_log(k + 1);
+CheckpointState Trainer::capture(int64_t stage_step) const {
+  CheckpointState state;
+  state.position = {iteration_, static_cast<int64_t>(stage_index_), stage_step, adam_steps_,
+                    objective_.weights()};
+  // The replicas hold the same state: the first of each group writes it.
+  for (std::size_t i = 0; i < job_.owned.size() && reduction_->fills_slots(); ++i)
+    state.subdomains[job_.owned[i]->id] = save_subdomain(
+        *job_.owned[i], i < optimizers_.size() ? optimizers_[i] : nullptr, guard_, i);
+  const auto* shared = job_.sync.parameters;
+  if (shared && !shared->empty() && job_.comm.rank() == 0) {
+    state.shared = std::make_shared<torch::serialize::OutputArchive>();
+    const auto& raw = shared->raw();
+    for (std::size_t k = 0; k < raw.size(); ++k)
+      state.shared->write("raw" + std::to_string(k), raw[k].detach());
+    if (shared_optimizer_) {
+      torch::serialize::OutputArchive optimizer;
+      save_optimizer(*optimizers_.back(), optimizer);
+      state.shared->write("optimizer", optimizer);
     }
   }
+  return state;
 }
 
-std::unique_ptr<torch::optim::Optimizer> Trainer::quasi_newton(
-    const StagePlan& stage, std::vector<torch::Tensor> parameters) const {
-  if (stage.optimizer == OptimizerKind::lbfgs)
-    return std::make_unique<torch::optim::LBFGS>(std::move(parameters),
-                                                 torch::optim::LBFGSOptions(stage.lr)
-                                                     .history_size(stage.history)
-                                                     .tolerance_grad(stage.tolerance)
-                                                     .tolerance_change(1e-12)
-                                                     .line_search_fn("strong_wolfe"));
-  const auto update = stage.optimizer == OptimizerKind::bfgs ? QuasiNewtonUpdate::bfgs
-                                                             : QuasiNewtonUpdate::ssbroyden;
-  return std::make_unique<QuasiNewton>(
-      std::move(parameters),
-      QuasiNewtonOptions(update).lr(stage.lr).tolerance_grad(stage.tolerance));
-}
-
-void Trainer::run_quasi_newton(const StagePlan& stage, int64_t first_step) {
-  // Both questions are collective: every rank asks them, in this order.
-  const bool in_space = coupled(/*in_time=*/false), in_time = coupled(/*in_time=*/true);
-  if (stage.optimizer != OptimizerKind::lbfgs && in_space && !in_time)
-    return run_joint_quasi_newton(stage, first_step);
-  auto& optimizers = optimizers_;
-  optimizers.clear();
-  parameter_optimizer_ = false;  // shared parameters, if any, ride in the subdomain's L-BFGS
-  std::vector<std::vector<torch::Tensor>> trained;  // per owned subdomain
-  for (auto* s : owned_) {
-    trained.push_back(s->network->parameters());
-    if (sync_.parameters_in_lbfgs && sync_.parameters)
-      for (const auto& p : sync_.parameters->raw()) trained.back().push_back(p);
+void Trainer::resume(RestoredCheckpoint checkpoint) {
+  auto& position = checkpoint.position;
+  TESSERA_CHECK(position.stage >= 0 && position.stage <= static_cast<int64_t>(plan_.stages.size()),
+                "checkpoint: stage " << position.stage << " does not exist in this case's "
+                                     << plan_.stages.size() << " stage(s)");
+  extend_finished_run(position);
+  iteration_ = position.iteration;
+  adam_steps_ = position.adam_steps;
+  objective_.restore_weights(position.weights);
+  last_checkpoint_ = iteration_;
+  // The saved tensors are in the dtype of the stage they were saved in.
+  if (!plan_.stages.empty())
+    objective_.set_precision(
+        plan_.stages[std::min(static_cast<std::size_t>(position.stage), plan_.stages.size() - 1)]);
+  guard_.resize(job_.owned.size());
+  for (std::size_t i = 0; i < job_.owned.size(); ++i) {
+    auto* model = job_.owned[i];
+    auto it = checkpoint.subdomains.find(model->id);
+    TESSERA_CHECK(it != checkpoint.subdomains.end(),
+                  "checkpoint: no state for subdomain " << model->id);
+    load_subdomain(*it->second, *model, guard_, i);
   }
-  for (const auto& tensors : trained) optimizers.push_back(quasi_newton(stage, tensors));
-  restore_optimizers();
-  const bool exchanges = in_space || in_time;
-  int64_t done = first_step;
-  while (done < stage.iterations && !stop_) {
-    // The optimizer runs in chunks that end on log iterations; its history (or inverse Hessian)
-    // carries over between them.
-    // Neighbour data is exchanged at the start of a chunk and frozen during it, so coupled
-    // subdomains also end a chunk every few iterations: frozen for a whole log interval, each
-    // side converges to the other's stale interface values instead of to a common solution.
-    const int64_t to_log = plan_.log_every - iteration_ % plan_.log_every;
-    const int64_t to_exchange = lbfgs_exchange_every - iteration_ % lbfgs_exchange_every;
-    const int64_t chunk =
-        std::min({stage.iterations - done, to_log, exchanges ? to_exchange : to_log});
-    LocalLoss loss;
-    {
-      core::ExclusiveTimer timer(compute_s_, sync_s_);
-      coupling_.start(owned_, /*create_graph=*/false);
-      coupling_.finish(owned_);
-      for (std::size_t i = 0; i < owned_.size(); ++i) {
-        auto& optimizer = *optimizers[i];
-        auto& options = optimizer.param_groups()[0].options();
-        if (auto* lbfgs = dynamic_cast<torch::optim::LBFGSOptions*>(&options))
-          lbfgs->max_iter(chunk).max_eval(chunk * 5 / 4 + 1);
-        else
-          static_cast<QuasiNewtonOptions&>(options).max_iter(chunk);
-        LocalLoss last;
-        auto closure = [&] {
-          optimizer.zero_grad();
-          last = subdomain_loss(*owned_[i], /*create_graph=*/true);
-          check_finite(last, *owned_[i]);
-          backpropagate_rest(last);
-          // With slices the loss and gradient are already the group's, folded in slice order.
-          if (!sync_.replicas || sync_.slices.on()) return last.total;
-          // Replicas: the group's summed loss and gradient, identical on every member, so
-          // every replica's L-BFGS takes the same decisions. One all-reduce per evaluation.
-          std::vector<double> value{last.total.item<double>()};
-          {
-            core::ScopedTimer timer(sync_s_);
-            sync_.replicas->sum_gradients(trained[i], &value);
-          }
-          return torch::full({}, value[0], last.total.options());
-        };
-        optimizer.step(closure);
-        loss.merge(std::move(last));
-      }
-    }
-    if (sync_.parameters_in_lbfgs && sync_.parameters && !sync_.parameters->empty())
-      share_lbfgs_parameters();
-    done += chunk;
-    iteration_ += chunk;
-    if (iteration_ % plan_.log_every == 0) {
-      log(loss, optimizer_name(stage.optimizer), stage.lr, false);
-      after_log(done);
+  if (checkpoint.shared && job_.sync.parameters) {
+    torch::NoGradGuard no_grad;
+    const auto& raw = job_.sync.parameters->raw();
+    for (std::size_t k = 0; k < raw.size(); ++k) {
+      torch::Tensor value;
+      checkpoint.shared->read("raw" + std::to_string(k), value);
+      raw[k].copy_(value);
     }
   }
+  resume_ = std::move(checkpoint);
 }
 
-void Trainer::share_lbfgs_parameters() {
-  const auto& raw = sync_.parameters->raw();
-  const bool source =
-      !owned_.empty() && (!sync_.replicas || sync_.replicas->communicator().rank() == 0);
-  std::vector<double> values(raw.size(), 0.0);
-  if (source)
-    for (std::size_t i = 0; i < raw.size(); ++i) values[i] = raw[i].item<double>();
+void Trainer::extend_finished_run(CheckpointPosition& position) const {
+  const auto stages = static_cast<int64_t>(plan_.stages.size());
+  if (position.stage != stages || stages == 0) return;
+  int64_t before_last = 0;
+  for (int64_t s = 0; s + 1 < stages; ++s) before_last += plan_.stages[s].iterations;
+  const int64_t done_in_last = position.iteration - before_last;
+  if (done_in_last < 0 || done_in_last >= plan_.stages.back().iterations) return;
+  position.stage = stages - 1;
+  position.stage_step = done_in_last;
+}
+
+LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double lr, bool final) {
+  LogRecord record;
   {
-    core::ScopedTimer timer(sync_s_);
-    comm_.sum_in_place(values);  // one contributor: exact
+    core::ScopedTimer timer(times_.sync_s);
+    reduce_loss_figures(loss, job_.term_names, objective_.weights(), *reduction_, record);
   }
-  torch::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < raw.size(); ++i) raw[i].fill_(values[i]);
-}
-
-void Trainer::update_adaptive_weights(const LocalLoss& loss) {
-  auto gradients = balancer_.term_gradients(loss.probes, owned_parameters());
-  for (std::size_t t = 0; t < part_term_gradients_.size(); ++t)
-    gradients[t] += part_term_gradients_[t];
-  part_term_gradients_.clear();
-  const bool replicas = sync_.replicas && !owned_.empty();
-  if (replicas && !sync_.slices.on()) {
-    // Each replica holds a slice of every term: the probe's gradient is the group's sum.
-    core::ScopedTimer timer(sync_s_);
-    auto bucket = torch::cat(gradients);
-    std::vector<double> values(bucket.data_ptr<double>(),
-                               bucket.data_ptr<double>() + bucket.numel());
-    sync_.replicas->communicator().sum_in_place(values);
-    gradients = torch::tensor(values, torch::kFloat64).split(gradients.front().numel());
+  record.iteration = iteration_;
+  record.total_iterations = total_iterations_;
+  record.stage = stage;
+  record.lr = lr;
+  record.weights = objective_.weights();
+  record.final = final;
+  if (callbacks_.errors) record.rel_l2 = callbacks_.errors();
+  if (job_.sync.parameters) record.parameters = job_.sync.parameters->current();
+  record.wall_s = wall_seconds();
+  // The compute timer encloses the exchange and the wait (not the sync, which it leaves out);
+  // report the phases as disjoint shares.
+  const double exchange_s = objective_.exchange_seconds();
+  const double wait_s = objective_.wait_seconds();
+  record.time_s = {{"compute", times_.compute_s - exchange_s - wait_s},
+                   {"exchange", exchange_s},
+                   {"wait", wait_s},
+                   {"sync", times_.sync_s}};
+  // The objective stops a diverging subdomain at once; this catches what only shows after the
+  // reduction (a global sum that overflows).
+  if (!std::isfinite(record.loss)) {
+    std::ostringstream detail;
+    for (const auto& [name, value] : record.terms)
+      if (!std::isfinite(value)) detail << " " << name;
+    TESSERA_FAIL("non-finite global loss at iteration "
+                 << iteration_ << " in term(s)" << detail.str()
+                 << "; lower the learning rate or check the equations");
   }
-  // One slot per term and subdomain, as in log(), filled by the subdomain's first replica: each
-  // slot has one contributor, so the sums do not depend on which rank owns which subdomain.
-  const std::size_t terms = term_names_.size(), slots = static_cast<std::size_t>(subdomains_);
-  std::vector<double> figures(terms * slots, 0.0);
-  const bool first_replica = !replicas || sync_.replicas->communicator().rank() == 0;
-  int64_t offset = 0;
-  for (auto* model : owned_) {
-    int64_t size = 0;
-    for (const auto& p : model->network->parameters()) size += p.numel();
-    for (std::size_t t = 0; t < terms && first_replica; ++t)
-      figures[t * slots + model->id] =
-          gradients[t].slice(0, offset, offset + size).pow(2).sum().item<double>();
-    offset += size;
-  }
-  {
-    core::ScopedTimer timer(sync_s_);
-    comm_.sum_in_place(figures);
-  }
-  std::vector<double> squared_norms(terms, 0.0);
-  for (std::size_t t = 0; t < terms; ++t)
-    for (std::size_t s = 0; s < slots; ++s) squared_norms[t] += figures[t * slots + s];
-  balancer_.update(squared_norms, weights_);
+  if (callbacks_.on_log) callbacks_.on_log(record);
+  last_ = record;
+  return record;
 }
 
 }  // namespace tessera::train

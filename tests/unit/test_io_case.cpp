@@ -156,14 +156,14 @@ TEST_CASE("a case with every section loads with the documented values") {
   CHECK(c.training.collocation.resample_every == 100);
   CHECK(c.training.derivatives == DerivativeChoice::automatic);
   REQUIRE(c.training.stages.size() == 2);
-  CHECK(c.training.stages[0].optimizer == OptimizerChoice::adam);
+  CHECK(c.training.stages[0].optimizer == find_optimizer("adam"));
   CHECK(c.training.stages[0].iterations == 4000);
   CHECK(c.training.stages[0].lr == doctest::Approx(1e-3));
   REQUIRE(c.training.stages[0].decay.has_value());
   CHECK(c.training.stages[0].decay->rate == doctest::Approx(0.9));
   CHECK(c.training.stages[0].decay->every == 1000);
   CHECK(c.training.stages[0].key == "training.stages[0]");
-  CHECK(c.training.stages[1].optimizer == OptimizerChoice::lbfgs);
+  CHECK(c.training.stages[1].optimizer == find_optimizer("lbfgs"));
   CHECK(c.training.stages[1].iterations == 500);
   CHECK(c.training.stages[1].lr == 1.0);
   CHECK(c.training.stages[1].history == 50);
@@ -642,7 +642,7 @@ TEST_CASE("a stage's dtype is read; bfgs and ssbroyden default to a tighter tole
   json doc = minimal();
   doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"dtype", "float32"}};
   auto c = io::case_from_json(doc, "cases/p.json");
-  CHECK(c.training.stages[0].optimizer == io::OptimizerChoice::ssbroyden);
+  CHECK(c.training.stages[0].optimizer == io::find_optimizer("ssbroyden"));
   CHECK(c.training.stages[0].dtype == io::FloatType::float32);
   CHECK(c.training.stages[0].tolerance == 1e-12);
   doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}};

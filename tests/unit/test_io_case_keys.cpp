@@ -77,7 +77,7 @@ TEST_CASE("the complete example of docs/case-format.md loads with the values it 
   CHECK(c.decomposition.method == io::DecompositionMethod::xpinn);
   CHECK(c.decomposition.split.at("x") == 2);
   REQUIRE(c.training.stages.size() == 2);
-  CHECK(c.training.stages[1].optimizer == io::OptimizerChoice::lbfgs);
+  CHECK(c.training.stages[1].optimizer == io::find_optimizer("lbfgs"));
   CHECK(c.training.stages[1].collocation_points == 2048);
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/io/case_options.hpp"
+#include "tessera/io/optimizers.hpp"
 
 namespace tessera::io {
 
@@ -142,14 +143,14 @@ struct DecaySpec {
 };
 
 struct StageSpec {
-  OptimizerChoice optimizer = OptimizerChoice::adam;
+  const OptimizerSpec* optimizer = &optimizers().front();  // a row of io/optimizers.hpp
   int64_t iterations = 1000;
-  double lr = 1e-3;                           // adam default 1e-3, lbfgs default 1.0
+  double lr = 1e-3;                           // absent: the optimizer's default
   std::optional<DecaySpec> decay;             // adam; absent: the default decay
   std::optional<int64_t> warmup;              // adam; absent: the default warm-up
   std::optional<double> clip;                 // adam: max global gradient norm
   int64_t history = 50;                       // lbfgs
-  double tolerance = 1e-9;                    // quasi-Newton: gradient tolerance
+  double tolerance = 1e-9;                    // quasi-Newton: absent: the optimizer's default
   std::optional<FloatType> dtype;             // absent: float64 for bfgs/ssbroyden, else the run's
   std::optional<Precision> precision;         // absent: the dtype's plain products
   std::optional<HessianLayout> hessian;       // bfgs/ssbroyden; absent: joint where it fits

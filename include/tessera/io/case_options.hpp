@@ -20,7 +20,6 @@ enum class ActivationChoice { tanh, sin, gelu, silu };
 enum class ArchitectureChoice { mlp, modified_mlp };
 enum class InitChoice { xavier_normal, xavier_uniform };
 enum class SamplerChoice { uniform, lhs, sobol };
-enum class OptimizerChoice { adam, lbfgs, bfgs, ssbroyden };
 enum class DerivativeChoice { automatic, autograd, taylor };
 enum class WeightBalancing { none, grad_norm };
 
@@ -48,7 +47,6 @@ TESSERA_OPTION_NAMES(ActivationChoice, "tanh", "sin", "gelu", "silu");
 TESSERA_OPTION_NAMES(ArchitectureChoice, "mlp", "modified_mlp");
 TESSERA_OPTION_NAMES(InitChoice, "xavier_normal", "xavier_uniform");
 TESSERA_OPTION_NAMES(SamplerChoice, "uniform", "lhs", "sobol");
-TESSERA_OPTION_NAMES(OptimizerChoice, "adam", "lbfgs", "bfgs", "ssbroyden");
 TESSERA_OPTION_NAMES(DerivativeChoice, "auto", "autograd", "taylor");
 TESSERA_OPTION_NAMES(WeightBalancing, "none", "grad_norm");
 

@@ -21,6 +21,7 @@
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/loss_group.hpp"
 #include "tessera/train/plan.hpp"
+#include "tessera/train/reduction.hpp"
 
 namespace tessera::train {
 
@@ -40,6 +41,12 @@ class LossBalancer {
   std::vector<torch::Tensor> term_gradients(
       const std::map<std::string, std::vector<physics::Probe>>& probes,
       const std::vector<torch::Tensor>& parameters) const;
+
+  /// The terms' probe `gradients` on this rank (per term, flat over `owned`'s parameters in
+  /// order) summed over the job as `reduction` sums them, one slot per subdomain in subdomain
+  /// order, then update() with them. Collective over the job.
+  void rebalance(std::vector<torch::Tensor> gradients, const std::vector<SubdomainModel*>& owned,
+                 Reduction& reduction, std::map<std::string, double>& weights) const;
 
   /// Moves `weights` toward the balancing weights of the terms' global q (the squared probe
   /// gradient norms summed over every network), in term_names order; a term with q = 0 keeps its

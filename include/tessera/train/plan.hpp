@@ -13,15 +13,13 @@
 
 namespace tessera::train {
 
-/// bfgs and ssbroyden keep a dense inverse Hessian per subdomain (QuasiNewton).
-enum class OptimizerKind { adam, lbfgs, bfgs, ssbroyden };
-
 /// How the networks' matrix products run in a stage: in the stage's dtype, with TF32 on CUDA,
 /// or with bfloat16 operands (float32 parameters and results).
 enum class Products { dtype, tf32, bf16 };
 
 struct StagePlan {
-  OptimizerKind optimizer = OptimizerKind::adam;
+  /// The optimizer as the case format names it; its runner trains the stage (stage_runner.hpp).
+  std::string optimizer = "adam";
   int64_t iterations = 1000;
   double lr = 1e-3;
   std::optional<double> decay_rate;  ///< adam: lr * rate^(floor(k / decay_every))
@@ -40,11 +38,8 @@ struct StagePlan {
   bool joint_hessian = false;
 };
 
-/// Gradient-norm balancing (after Wang et al. 2023): every `every` Adam iterations each term i
-/// gets lambda_hat_i = sum_j s_j / s_i and lambda_i <- alpha lambda_i + (1 - alpha)
-/// lambda_hat_i, where s_i = |grad L_i| / sqrt(L_i) (L2 norm over all networks' parameters) is
-/// the sensitivity of the term's RMS residual: it measures how stiff a term is, not how well it
-/// is already satisfied (see LossBalancer).
+/// Loss balancing: every `every` Adam iterations each term's weight moves toward the balancing
+/// weight of its stiffness, with moving-average factor `alpha` (the rule: LossBalancer).
 struct AdaptiveWeighting {
   bool enabled = false;
   int64_t every = 100;
@@ -67,19 +62,6 @@ struct TrainingPlan {
   int64_t batch_points = 0;
   int64_t checkpoint_every = 0;  ///< 0: only at the end and when stopped
 };
-
-static inline const char* optimizer_name(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::adam:
-      return "adam";
-    case OptimizerKind::lbfgs:
-      return "lbfgs";
-    case OptimizerKind::bfgs:
-      return "bfgs";
-    default:
-      return "ssbroyden";
-  }
-}
 
 /// Adam's learning rate at iteration k (0-based) of a stage.
 double scheduled_lr(const StagePlan& stage, int64_t k);

@@ -76,7 +76,7 @@ void SurfaceLocator::classify(const double* xyz, std::int64_t n, std::int8_t* ou
       case CGAL::ON_BOUNDARY:
         out[i] = PointClass::boundary;
         break;
-      default:
+      case CGAL::ON_UNBOUNDED_SIDE:
         out[i] = PointClass::outside;
         break;
     }

@@ -8,10 +8,9 @@
 // the whole domain, and inside the subdomain the points follow the same density.
 #include <cmath>
 
-#include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/equation_group.hpp"
-#include "tessera/train/trainer.hpp"
+#include "tessera/train/point_placement.hpp"
 
 namespace tessera::train {
 namespace {
@@ -22,21 +21,27 @@ physics::EquationGroup* equation_group(SubdomainModel& model) {
   return nullptr;
 }
 
-}  // namespace
-
-std::vector<double> Trainer::subdomain_figures(const std::vector<std::vector<double>>& per_owned,
-                                               std::size_t width) {
-  const bool first_replica = !sync_.replicas || sync_.replicas->communicator().rank() == 0;
-  std::vector<double> figures(static_cast<std::size_t>(subdomains_) * width, 0.0);
-  for (std::size_t i = 0; i < owned_.size() && first_replica; ++i)
-    for (std::size_t j = 0; j < width; ++j)
-      figures[static_cast<std::size_t>(owned_[i]->id) * width + j] = per_owned[i][j];
-  core::ScopedTimer timer(sync_s_);
-  comm_.sum_in_place(figures);
-  return figures;
+/// Uniform redraws of every group (`equations` false: but the equation groups, whose points
+/// are redistributed by their residual instead) and of the interface points: fixed interface
+/// points would let neighbours agree at those points only.
+void resample_all(const std::vector<SubdomainModel*>& owned, bool equations) {
+  for (auto* s : owned) {
+    for (auto& group : s->groups)
+      if (equations || !dynamic_cast<physics::EquationGroup*>(group.get())) group->resample();
+    for (auto& side : s->interfaces) side->resample();
+  }
 }
 
-void Trainer::apply_stage_points(const StagePlan& stage) {
+}  // namespace
+
+void PointPlacement::before_adam_step(int64_t k) {
+  const auto& adaptive = plan_.adaptive_points;
+  if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
+    resample_all(owned_, /*equations=*/!adaptive);
+  if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
+}
+
+void PointPlacement::apply_stage_points(const StagePlan& stage) {
   if (!stage.points) return;
   // Only the collocation (equation) groups follow a stage's point count. With residual-based
   // points the new sample is drawn by the residual too: a uniform redraw would undo the
@@ -50,9 +55,9 @@ void Trainer::apply_stage_points(const StagePlan& stage) {
   if (plan_.adaptive_points) adapt_points();
 }
 
-void Trainer::adapt_points() {
+void PointPlacement::adapt_points() {
   const auto& rule = *plan_.adaptive_points;
-  if (subdomains_ == 1 || !rule.across_subdomains) {
+  if (reduction_.subdomains() == 1 || !rule.across_subdomains) {
     for (auto* s : owned_)
       if (auto* equations = equation_group(*s)) equations->adapt(*s->fields, rule);
     return;
@@ -73,12 +78,12 @@ void Trainer::adapt_points() {
                   static_cast<double>(equations->configured_points()),
                   static_cast<double>(magnitude.numel())};
   }
-  const auto job = subdomain_figures(figures, width);
+  const auto job = reduction_.subdomain_figures(figures, width);
   double power = 0, measure = 0;
   int64_t total = 0;
   std::vector<double> powers, measures;
   std::vector<int64_t> counts, caps;
-  for (int s = 0; s < subdomains_; ++s) {
+  for (int s = 0; s < reduction_.subdomains(); ++s) {
     const double* f = &job[static_cast<std::size_t>(s) * width];
     powers.push_back(f[0]);
     measures.push_back(f[1]);
