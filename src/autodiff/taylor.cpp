@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "kernels/elementwise.hpp"
 #include "parameter_stacks.hpp"
-#include "taylor_kernels.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"

@@ -6,8 +6,8 @@
 
 #include <ATen/Dispatch.h>
 
-#include "taylor_kernels.hpp"
-#include "taylor_tanh.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"

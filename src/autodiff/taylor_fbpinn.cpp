@@ -5,7 +5,7 @@
 // backpropagates first-order operations only.
 #include <cmath>
 
-#include "taylor_kernels.hpp"
+#include "kernels/elementwise.hpp"
 #include "tessera/autodiff/taylor.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"

@@ -1,6 +1,6 @@
 // The forward engine on a CPU: the whole MLP as one autograd node that takes a block of points
 // through every layer while the block's streams sit in cache, one row per neuron and one column
-// per point. Per layer and block: the register-tiled product (taylor_gemm.hpp) with the bias
+// per point. Per layer and block: the register-tiled product (kernels/gemm.hpp) with the bias
 // folded into the value stream, the activation's primitives for the value rows, the fused
 // element-wise step. The backward (taylor_network_backward.cpp) walks the layers in reverse the
 // same way. One node instead of a matrix product, an element-wise node and a handful of views per

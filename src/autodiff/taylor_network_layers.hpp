@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/scratch.hpp"
+#include "kernels/tanh.hpp"
 #include "taylor_blocks.hpp"
-#include "taylor_gemm.hpp"
-#include "taylor_kernels.hpp"
-#include "taylor_scratch.hpp"
-#include "taylor_tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/torch_pch.hpp"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "taylor_kernels.hpp"
+#include "kernels/elementwise.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
