@@ -1,5 +1,6 @@
-// The per-layer element-wise step of the forward engine as one autograd node: autograd would
-// otherwise record a dozen element-wise nodes per layer and replay them all in the backward.
+// The derivative streams' layout (which stream holds which partial) and its encoding for
+// autograd's saved data, the partials read off a network's output streams, and the product rule
+// on whole streams.
 #include <algorithm>
 #include <map>
 
@@ -108,152 +109,7 @@ StreamShape decode(const std::vector<int64_t>& code) {
   return shape;
 }
 
-void streams_forward_generic(const torch::Tensor& pre, const std::vector<torch::Tensor>& d,
-                             const StreamShape& shape, torch::Tensor& out) {
-  const int64_t firsts = shape.firsts, seconds = static_cast<int64_t>(shape.pairs.size());
-  out.select(0, 0).copy_(d[0]);
-  if (firsts > 0) {
-    auto first = out.narrow(0, 1, firsts);
-    torch::mul_out(first, pre.narrow(0, 1, firsts), d[1]);
-  }
-  if (seconds > 0) {
-    std::vector<int64_t> p, q;
-    for (const auto& [a, b] : shape.pairs) p.push_back(1 + a), q.push_back(1 + b);
-    const auto index = torch::TensorOptions().dtype(torch::kLong).device(pre.device());
-    const auto zp = pre.index_select(0, torch::tensor(p, index));
-    const auto zq = pre.index_select(0, torch::tensor(q, index));
-    out.narrow(0, 1 + firsts, seconds)
-        .copy_(d[2] * zp * zq + d[1] * pre.narrow(0, 1 + firsts, seconds));
-  }
-  for (std::size_t k = 0; k < shape.laplacians.size(); ++k) {
-    const int64_t stream = 1 + firsts + seconds + static_cast<int64_t>(k);
-    auto squares = torch::zeros_like(d[1]);
-    for (int64_t a : shape.laplacians[k]) squares += pre.select(0, 1 + a) * pre.select(0, 1 + a);
-    out.select(0, stream).copy_(d[2] * squares + d[1] * pre.select(0, stream));
-  }
-}
-
-void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pre,
-                              const std::vector<torch::Tensor>& d, const StreamShape& shape,
-                              torch::Tensor& grad_pre) {
-  const int64_t firsts = shape.firsts, seconds = static_cast<int64_t>(shape.pairs.size());
-  auto value = grad.select(0, 0) * d[1];
-  if (firsts > 0) {
-    const auto g = grad.narrow(0, 1, firsts);
-    grad_pre.narrow(0, 1, firsts).copy_(g * d[1]);
-    value += (g * pre.narrow(0, 1, firsts)).sum(0) * d[2];
-  }
-  if (seconds > 0) {
-    std::vector<int64_t> p, q;
-    for (const auto& [a, b] : shape.pairs) p.push_back(a), q.push_back(b);
-    const auto index = torch::TensorOptions().dtype(torch::kLong).device(pre.device());
-    const auto p_index = torch::tensor(p, index), q_index = torch::tensor(q, index);
-    const auto firsts_pre = pre.narrow(0, 1, firsts);
-    const auto zp = firsts_pre.index_select(0, p_index), zq = firsts_pre.index_select(0, q_index);
-    const auto g = grad.narrow(0, 1 + firsts, seconds);
-    grad_pre.narrow(0, 1 + firsts, seconds).copy_(g * d[1]);
-    const auto g2 = g * d[2];
-    auto first_grads = grad_pre.narrow(0, 1, firsts);
-    first_grads.index_add_(0, p_index, g2 * zq);
-    first_grads.index_add_(0, q_index, g2 * zp);
-    value += (g * zp * zq).sum(0) * d[3] + (g * pre.narrow(0, 1 + firsts, seconds)).sum(0) * d[2];
-  }
-  for (std::size_t k = 0; k < shape.laplacians.size(); ++k) {
-    const int64_t stream = 1 + firsts + seconds + static_cast<int64_t>(k);
-    const auto g = grad.select(0, stream);
-    grad_pre.select(0, stream).copy_(g * d[1]);
-    auto squares = torch::zeros_like(g);
-    for (int64_t a : shape.laplacians[k]) {
-      const auto za = pre.select(0, 1 + a);
-      squares += za * za;
-      grad_pre.select(0, 1 + a).add_(2 * g * d[2] * za);
-    }
-    value += g * (d[3] * squares + d[2] * pre.select(0, stream));
-  }
-  grad_pre.select(0, 0).copy_(value);
-}
-
 }  // namespace detail
-
-namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-// The step without autograd, from the value stream's primitives.
-torch::Tensor streams_forward(nn::Activation activation, const torch::Tensor& pre,
-                              const std::vector<torch::Tensor>& primitives,
-                              const detail::StreamShape& shape, bool fused) {
-  auto out = torch::empty_like(pre);
-  if (fused)
-    detail::streams_forward_cpu(activation, pre, primitives, shape, out);
-  else
-    detail::streams_forward_generic(pre, derivatives_from_primitives(activation, primitives, 2),
-                                    shape, out);
-  return out;
-}
-
-// Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
-class ActivateStreams : public torch::autograd::Function<ActivateStreams> {
- public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& pre,
-                               const torch::Tensor& bias, int64_t activation,
-                               std::vector<int64_t> shape_code, bool fused) {
-    const auto activation_kind = static_cast<nn::Activation>(activation);
-    const auto primitives = activation_primitives(activation_kind, pre.select(0, 0) + bias);
-    // The backward needs the primitives, not z: it evaluates no transcendental function.
-    std::vector<torch::Tensor> saved{pre};
-    saved.insert(saved.end(), primitives.begin(), primitives.end());
-    ctx->save_for_backward(saved);
-    ctx->saved_data["activation"] = activation;
-    ctx->saved_data["shape"] = shape_code;
-    ctx->saved_data["fused"] = fused;
-    return streams_forward(activation_kind, pre, primitives, detail::decode(shape_code), fused);
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    // The loop writes through raw pointers and treats sigma^(m) as constants: a second
-    // backward through it would be silently wrong, so it is refused.
-    TESSERA_CHECK(!torch::GradMode::is_enabled(),
-                  "the forward (Taylor) derivative engine supports first-order backward only; "
-                  "use training.derivatives = \"autograd\" for higher-order gradients");
-    const auto saved = ctx->get_saved_variables();
-    const torch::Tensor& pre = saved[0];
-    const auto shape = detail::decode(ctx->saved_data["shape"].toIntVector());
-    const auto activation = static_cast<nn::Activation>(ctx->saved_data["activation"].toInt());
-    const std::vector<torch::Tensor> primitives(saved.begin() + 1, saved.end());
-    const auto grad = grads[0].contiguous();
-    auto grad_pre = torch::empty_like(pre);
-    if (ctx->saved_data["fused"].toBool())
-      detail::streams_backward_cpu(activation, grad, pre, primitives, shape, grad_pre);
-    else
-      detail::streams_backward_generic(
-          grad, pre, derivatives_from_primitives(activation, primitives, 3), shape, grad_pre);
-    auto grad_bias = grad_pre.select(0, 0).sum(0);
-    return {grad_pre, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
-  }
-};
-
-}  // namespace
-
-torch::Tensor activate_streams(nn::Activation activation, const torch::Tensor& pre,
-                               const torch::Tensor& bias, const StreamLayout& layout,
-                               Kernel kernel) {
-  TESSERA_ASSERT(
-      pre.dim() == 3 && pre.size(0) == layout.count(),
-      "activate_streams: pre must be [" << layout.count() << ", n, width], got " << pre.sizes());
-  TESSERA_ASSERT(bias.dim() == 1 && bias.size(0) == pre.size(2),
-                 "activate_streams: bias must be [width]");
-  const auto input = pre.contiguous();
-  const bool fused = kernel == Kernel::automatic && detail::cpu_kernel_applies(input);
-  if (torch::GradMode::is_enabled() && (input.requires_grad() || bias.requires_grad())) {
-    return ActivateStreams::apply(input, bias, static_cast<int64_t>(activation),
-                                  detail::encode(detail::shape_of(layout)), fused);
-  }
-  return streams_forward(activation, input,
-                         activation_primitives(activation, input.select(0, 0) + bias),
-                         detail::shape_of(layout), fused);
-}
 
 StreamLayout checked_layout(bool supported, const torch::Tensor& x, int64_t inputs,
                             const std::set<Partial>& requested) {
@@ -288,26 +144,32 @@ Partials partials_from_streams(const torch::Tensor& out, const StreamLayout& lay
   return result;
 }
 
-torch::Tensor linear_streams(const torch::Tensor& h, const torch::Tensor& weight) {
-  const int64_t streams = h.size(0), n = h.size(1);
-  return torch::mm(h.reshape({streams * n, h.size(2)}), weight.t())
-      .view({streams, n, weight.size(0)});
-}
-
-torch::Tensor add_output_bias(const torch::Tensor& out, const torch::Tensor& bias) {
-  return torch::cat({(out.select(0, 0) + bias).unsqueeze(0), out.narrow(0, 1, out.size(0) - 1)});
-}
-
-torch::Tensor network_streams_per_layer(const torch::Tensor& features,
-                                        const std::vector<torch::Tensor>& weights,
-                                        const std::vector<torch::Tensor>& biases,
-                                        nn::Activation activation, const StreamLayout& layout,
-                                        Kernel kernel) {
-  torch::Tensor h = features;
-  for (std::size_t layer = 0; layer + 1 < weights.size(); ++layer)
-    h = activate_streams(activation, linear_streams(h, weights[layer]), biases[layer], layout,
-                         kernel);
-  return add_output_bias(linear_streams(h, weights.back()), biases.back());
+torch::Tensor multiply_streams(const torch::Tensor& a, const torch::Tensor& b,
+                               const StreamLayout& layout) {
+  TESSERA_ASSERT(a.sizes() == b.sizes() && a.size(0) == layout.count(),
+                 "multiply_streams: a and b must both be [" << layout.count() << ", n, width]");
+  const auto a0 = a.narrow(0, 0, 1), b0 = b.narrow(0, 0, 1);
+  const int64_t axes = static_cast<int64_t>(layout.axes.size());
+  const int64_t second = layout.count() - 1 - axes;
+  // Every derivative stream s has the part a_s b + a b_s: two broadcast products for all.
+  const auto derivatives =
+      a.narrow(0, 1, layout.count() - 1) * b0 + a0 * b.narrow(0, 1, layout.count() - 1);
+  if (second == 0) return torch::cat({a0 * b0, derivatives});
+  // Second-order streams add products of first derivatives:
+  //   (ab)_ij = a_ij b + a_i b_j + a_j b_i + a b_ij,  (ab)_L = a_L b + 2 sum_i a_i b_i + a b_L.
+  const auto first_a = a.narrow(0, 1, axes), first_b = b.narrow(0, 1, axes);
+  std::vector<torch::Tensor> cross;
+  for (const auto& [i, j] : layout.pairs)
+    cross.push_back(i == j ? 2 * first_a[i] * first_b[i]
+                           : first_a[i] * first_b[j] + first_a[j] * first_b[i]);
+  for (const auto& positions : layout.laplacians) {
+    auto sum = first_a[positions.front()] * first_b[positions.front()];
+    for (std::size_t k = 1; k < positions.size(); ++k)
+      sum = sum + first_a[positions[k]] * first_b[positions[k]];
+    cross.push_back(2 * sum);
+  }
+  return torch::cat({a0 * b0, derivatives.narrow(0, 0, axes),
+                     derivatives.narrow(0, axes, second) + torch::stack(cross)});
 }
 
 }  // namespace tessera::autodiff::taylor
