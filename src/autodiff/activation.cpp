@@ -59,9 +59,11 @@ void activation_primitives_into(nn::Activation activation, const torch::Tensor& 
     case nn::Activation::sin:
       at::sin_out(out[0], z), at::cos_out(out[1], z);
       return;
-    default: {
+    case nn::Activation::gelu:
+    case nn::Activation::silu: {
       const auto primitives = activation_primitives(activation, z);
       for (std::size_t k = 0; k < primitives.size(); ++k) out[k].copy_(primitives[k]);
+      return;
     }
   }
 }
