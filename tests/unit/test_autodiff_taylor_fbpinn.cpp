@@ -1,4 +1,4 @@
-// The forward engine on the FBPINN's windowed sum (autodiff/taylor_fbpinn.cpp) and the grouped
+// The forward engine on the FBPINN's windowed sum (src/autodiff/fbpinn.cpp) and the grouped
 // whole-network node it runs on a CPU, against the reverse engine and the one-network node.
 #include <doctest/doctest.h>
 

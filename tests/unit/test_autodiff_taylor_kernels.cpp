@@ -11,9 +11,9 @@
 #include <vector>
 
 #include <ATen/Dispatch.h>
-#include "../../src/autodiff/taylor_gemm.hpp"
-#include "../../src/autodiff/taylor_kernels.hpp"
-#include "../../src/autodiff/taylor_tanh.hpp"
+#include "../../src/autodiff/kernels/elementwise.hpp"
+#include "../../src/autodiff/kernels/gemm.hpp"
+#include "../../src/autodiff/kernels/tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/torch_pch.hpp"
 
@@ -54,7 +54,7 @@ TEST_CASE("vectorised tanh is within 4 ulp of std::tanh in float32 and float64")
 
 namespace {
 
-// Elements per kernel vector (taylor_gemm.hpp) and the products' tolerance per summed term.
+// Elements per kernel vector (kernels/gemm.hpp) and the products' tolerance per summed term.
 int64_t kernel_lanes(torch::Dtype dtype) {
   return dtype == torch::kFloat64 ? taylor::detail::lanes<double>()
                                   : taylor::detail::lanes<float>();

@@ -1,4 +1,4 @@
-// How close the forward engine's register-tiled products (src/autodiff/taylor_gemm.cpp) come to
+// How close the forward engine's register-tiled products (src/autodiff/kernels/gemm.cpp) come to
 // one core's floating-point peak, from one invocation: the peak of a loop of independent FMAs
 // on the widest vectors the kernels use on this CPU, then the kernels at the whole-network CPU
 // node's shapes with their operands in L1 (a block of 96 points, 4 streams, 50-wide layers, one
@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "taylor_gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace {
 
@@ -75,7 +75,7 @@ __attribute__((target("arch=x86-64-v3"))) double fma_peak_avx2() {
 }
 
 // n copies of value, aligned to a cache line as the node's scratch and LibTorch's tensors are
-// (src/autodiff/taylor_scratch.hpp): vectors that straddle two lines would cost the weight
+// (src/autodiff/kernels/scratch.hpp): vectors that straddle two lines would cost the weight
 // gradient a sixth of its speed and misstate what the node gets.
 std::unique_ptr<float[], decltype(&std::free)> filled(int64_t n, float value) {
   const auto bytes = static_cast<std::size_t>((n * 4 + 63) / 64 * 64);

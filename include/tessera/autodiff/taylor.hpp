@@ -88,7 +88,7 @@ class SharedStacks {
 /// <= 2 whose output and axes exist.
 bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& requested);
 
-/// The FBPINN's partials by the forward engine (autodiff/taylor_fbpinn.cpp): every level's
+/// The FBPINN's partials by the forward engine (src/autodiff/fbpinn.cpp): every level's
 /// subdomain networks carry their streams together as one batch (on a CPU the grouped
 /// whole-network node; elsewhere, or with `TaylorPath::per_layer`, one stacked product and one
 /// element-wise node per layer), the windows' streams follow in closed form (no graph: they

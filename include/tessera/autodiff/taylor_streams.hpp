@@ -122,8 +122,9 @@ torch::Tensor modified_network_streams(const torch::Tensor& features,
 /// [K, n, f] are the first layer's input streams (no gradient flows to them); `weights` [out, in]
 /// and `biases` [out] of every layer, output layer last; hidden layers apply `activation`.
 /// Returns [K, n, outputs] with the output bias added to the value stream. Blocks of points go
-/// through all layers while they sit in cache, with register-tiled products (taylor_gemm.hpp)
-/// and the fused element-wise step; the backward (first order only) is hand-written likewise.
+/// through all layers while they sit in cache, with register-tiled products
+/// (src/autodiff/kernels/gemm.hpp) and the fused element-wise step; the backward (first order
+/// only) is hand-written likewise.
 torch::Tensor network_streams_cpu(const torch::Tensor& features,
                                   const std::vector<torch::Tensor>& weights,
                                   const std::vector<torch::Tensor>& biases,

@@ -105,7 +105,7 @@ class FbpinnImpl : public Network {
   torch::Tensor support_lower() const { return centres_ - radii_; }
   torch::Tensor support_upper() const { return centres_ + radii_; }
 
-  // What the forward derivative engine (autodiff/taylor_fbpinn.cpp) evaluates the sum from.
+  // What the forward derivative engine (src/autodiff/fbpinn.cpp) evaluates the sum from.
 
   /// Every level's plan for the points x [n, inputs] (its values only; no graph).
   std::vector<LevelPlan> plans(const torch::Tensor& x) const;

@@ -1,11 +1,11 @@
-// The backward of the whole-network CPU node (taylor_network_cpu.cpp): the layers in reverse,
+// The backward of the whole-network CPU node (cpu_node.cpp): the layers in reverse,
 // block by block while a block's streams sit in cache, the activation's backward fused, the
 // parameter gradients summed per lane over a chunk of blocks and the chunks added in order.
 #include <ATen/Parallel.h>
 
 #include <cstring>
 
-#include "taylor_network_layers.hpp"
+#include "cpu_node_layers.hpp"
 
 namespace tessera::autodiff::taylor::node {
 

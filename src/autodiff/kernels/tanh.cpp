@@ -2,11 +2,11 @@
 // without cancellation near 0: with y = k ln2 + r, |r| <= ln2 / 2, expm1(y) = 2^k p + (2^k - 1)
 // where p = expm1(r) is its Taylor polynomial (degree 7 for float, 13 for double: truncation
 // below half an ulp). k is rounded with the 1.5 * 2^mantissa trick, whose bits also give 2^k.
-#include "taylor_tanh.hpp"
+#include "tanh.hpp"
 
 #include <cstring>
 
-#include "taylor_gemm.hpp"
+#include "gemm.hpp"
 #include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {

@@ -3,7 +3,7 @@
 // here each strip of 64 elements is read once while it sits in cache: sigma and its
 // derivatives are formed from the primitives into strip-local buffers, then every stream is
 // updated by a plain vectorisable loop.
-#include "taylor_kernels.hpp"
+#include "elementwise.hpp"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>

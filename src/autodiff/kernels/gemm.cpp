@@ -1,4 +1,4 @@
-// Register-tiled products for the forward engine's CPU path (see taylor_gemm.hpp). A tile of
+// Register-tiled products for the forward engine's CPU path (see gemm.hpp). A tile of
 // the output sits in R x C vector registers while the loop over the summed index streams
 // operands through; its shape follows the CPU's register file, chosen once at run time:
 //   AVX-512 (32 registers of 64 bytes): gemm 5 rows x 3 registers, gemm_lanes 5 x 5 vectors;
@@ -8,7 +8,7 @@
 // their operands in L1 both come close to one core's FMA peak, and gemm_lanes's 5 x 5 tile
 // closer than a 4 x 5 one (build/bench_product_kernel; docs/benchmarks.md, "Register-tiled
 // product kernels").
-#include "taylor_gemm.hpp"
+#include "gemm.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -76,7 +76,7 @@ TESSERA_INLINE void tile_rows(const Kernel& kernel, int64_t i, int64_t rows, int
   if constexpr (R > 1) tile_rows<R - 1, C>(kernel, i, rows, j, cols);
 }
 
-// gemm: c rows i, native vectors j (see taylor_gemm.hpp).
+// gemm: c rows i, native vectors j (see gemm.hpp).
 template <typename T, int Bytes>
 struct Product {
   int64_t steps;
@@ -122,7 +122,7 @@ struct Product {
   }
 };
 
-// gemm_lanes: partial sums for rows i of a and rows j of b (see taylor_gemm.hpp). Where a
+// gemm_lanes: partial sums for rows i of a and rows j of b (see gemm.hpp). Where a
 // native vector is narrower than the kernels' vector, its pieces share one accumulator, which
 // lands in the first native vector of the partial entry (the rest stays zero): the lanes of an
 // entry are summed by the caller anyway, and one accumulator per pair of rows lets AVX2 hold a

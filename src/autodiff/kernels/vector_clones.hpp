@@ -19,7 +19,7 @@
 #define TESSERA_INLINE inline __attribute__((always_inline))
 
 // An AVX-512 version of a kernel beside the clones, called where the CPU has it (see
-// taylor_gemm.hpp's cpu_kernels; x86-64 GCC >= 12, whose ISA levels name it).
+// gemm.hpp's cpu_kernels; x86-64 GCC >= 12, whose ISA levels name it).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && __GNUC__ >= 12
 #define TESSERA_AVX512_VERSIONS 1
 #define TESSERA_AVX512 __attribute__((target("arch=x86-64-v4")))

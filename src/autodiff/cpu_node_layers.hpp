@@ -1,16 +1,16 @@
 #pragma once
-// The whole-network CPU node's pieces that its forward (taylor_network_cpu.cpp) and its backward
-// (taylor_network_backward.cpp) share: a layer's parameters as the kernels read them, what the
+// The whole-network CPU node's pieces that its forward (cpu_node.cpp) and its backward
+// (cpu_node_backward.cpp) share: a layer's parameters as the kernels read them, what the
 // forward saves for the backward, and the per-block steps both walk through (products, a hidden
 // layer's output streams, the saved pre-activations).
 #include <algorithm>
 #include <vector>
 
-#include "taylor_blocks.hpp"
-#include "taylor_gemm.hpp"
-#include "taylor_kernels.hpp"
-#include "taylor_scratch.hpp"
-#include "taylor_tanh.hpp"
+#include "cpu_node_blocks.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/scratch.hpp"
+#include "kernels/tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/torch_pch.hpp"
 
@@ -174,7 +174,7 @@ Streams<const T*> as_const(const Streams<T*>& s) {
 }
 
 // The parameter gradients [W_0, b_0, W_1, b_1, ...] from the blocked output gradient, each
-// [G, ...] with groups (as the parameters); float and double (taylor_network_backward.cpp).
+// [G, ...] with groups (as the parameters); float and double (cpu_node_backward.cpp).
 template <typename T>
 std::vector<torch::Tensor> backward_pass(const std::vector<Layer<T>>& layers,
                                          nn::Activation activation,

@@ -1,8 +1,8 @@
 // The forward engine on a CPU: the whole MLP as one autograd node that takes a block of points
 // through every layer while the block's streams sit in cache, one row per neuron and one column
-// per point. Per layer and block: the register-tiled product (taylor_gemm.hpp) with the bias
+// per point. Per layer and block: the register-tiled product (kernels/gemm.hpp) with the bias
 // folded into the value stream, the activation's primitives for the value rows, the fused
-// element-wise step. The backward (taylor_network_backward.cpp) walks the layers in reverse the
+// element-wise step. The backward (cpu_node_backward.cpp) walks the layers in reverse the
 // same way. One node instead of a matrix product, an element-wise node and a handful of views per
 // layer per block: profiled on the seed problem, the per-layer path spent a large share of its
 // time zeroing BLAS outputs and packing BLAS operands (docs/benchmarks.md, "Whole-network node
@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "taylor_network_layers.hpp"
+#include "cpu_node_layers.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"

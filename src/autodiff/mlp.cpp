@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "kernels/elementwise.hpp"
 #include "parameter_stacks.hpp"
-#include "taylor_kernels.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -142,8 +142,8 @@ std::pair<std::vector<torch::Tensor>, std::vector<torch::Tensor>> effective_para
 }
 
 // Output streams [K, n, outputs], the output bias added to the value stream. On a CPU the whole
-// network is one fused node (taylor_network_cpu.cpp); elsewhere, and for the modified MLP
-// (taylor_modified.cpp), one product and one fused element-wise node per layer over all points
+// network is one fused node (cpu_node.cpp); elsewhere, and for the modified MLP
+// (modified_mlp.cpp), one product and one fused element-wise node per layer over all points
 // (a GPU wants the whole batch at once).
 torch::Tensor propagate(const nn::MlpImpl& network, const torch::Tensor& x,
                         const taylor::StreamLayout& layout, TaylorPath path) {

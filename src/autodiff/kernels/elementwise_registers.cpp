@@ -1,5 +1,5 @@
 // The forward engine's element-wise step for the shapes most equations ask for, one element at a
-// time with all its streams in registers. The strip loops (taylor_streams_cpu.cpp) make one pass
+// time with all its streams in registers. The strip loops (elementwise.cpp) make one pass
 // per term of the chain rule and store and reload the value stream's gradient and sigma's
 // derivatives at every term; here each element's pre-activations, gradients and outputs are
 // read and written once.
@@ -11,8 +11,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "taylor_gemm.hpp"
-#include "taylor_kernels.hpp"
+#include "elementwise.hpp"
+#include "gemm.hpp"
 #include "vector_clones.hpp"
 
 namespace tessera::autodiff::taylor::detail {

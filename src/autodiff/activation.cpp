@@ -6,8 +6,8 @@
 
 #include <ATen/Dispatch.h>
 
-#include "taylor_kernels.hpp"
-#include "taylor_tanh.hpp"
+#include "kernels/elementwise.hpp"
+#include "kernels/tanh.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -63,6 +63,7 @@ void activation_primitives_into(nn::Activation activation, const torch::Tensor& 
     case nn::Activation::silu: {
       const auto primitives = activation_primitives(activation, z);
       for (std::size_t k = 0; k < primitives.size(); ++k) out[k].copy_(primitives[k]);
+      return;
     }
   }
 }

@@ -5,7 +5,7 @@
 // backpropagates first-order operations only.
 #include <cmath>
 
-#include "taylor_kernels.hpp"
+#include "kernels/elementwise.hpp"
 #include "tessera/autodiff/taylor.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
@@ -38,7 +38,7 @@ torch::Tensor window_streams(const nn::LevelPlan& plan, const StreamLayout& layo
 
 // The streams of every pair's subdomain network at its point, [K, P, outputs]: the level's
 // networks as one batch. On a CPU the batch is one grouped whole-network node
-// (taylor_network_cpu.cpp), which takes the pairs subdomain by subdomain as the plan orders
+// (cpu_node.cpp), which takes the pairs subdomain by subdomain as the plan orders
 // them; elsewhere each layer is one stacked product and one element-wise node over a padded
 // batch of plan.rows rows per subdomain (a stacked product needs equal blocks).
 torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan& plan,

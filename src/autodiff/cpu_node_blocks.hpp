@@ -2,7 +2,7 @@
 // How the forward engine's CPU node cuts points into blocks, and its blocked layout: inside the
 // node every [K, n, w] array is held as [K, padded, w] where block b's rows * w elements of a
 // stream hold that block's [w][rows] transpose, one row per neuron and one column per point
-// (see taylor_gemm.hpp). A block's rows past its points are zero features, whose output nobody
+// (see kernels/gemm.hpp). A block's rows past its points are zero features, whose output nobody
 // reads and whose gradient is zero.
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include <torch/types.h>
 
-#include "taylor_gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace tessera::autodiff::taylor::detail {
 

@@ -84,7 +84,7 @@ void streams_backward_and_forward_range(nn::Activation activation, const double*
                                         bool write_value);
 
 /// The three loops above run one of two implementations with the same numbers (the same bits on
-/// x86-64): each element's streams in registers (`registers_*`, taylor_streams_registers.cpp)
+/// x86-64): each element's streams in registers (`registers_*`, elementwise_registers.cpp)
 /// for the shapes most equations ask for (tanh, no second-derivative streams, up to three first
 /// streams and at most one Laplacian whose axes are listed in ascending order), else one pass
 /// per term over strips of elements (`strips_*`, any activation and shape). The `registers_*`
