@@ -35,9 +35,8 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
     const auto& spec = c.training.stages[i];
-    out << "    stage " << i << ": " << s.optimizer << ", " << s.iterations
-        << " iterations, lr " << s.lr << ", "
-        << (s.dtype == torch::kFloat64 ? "float64" : "float32")
+    out << "    stage " << i << ": " << s.optimizer << ", " << s.iterations << " iterations, lr "
+        << s.lr << ", " << (s.dtype == torch::kFloat64 ? "float64" : "float32")
         << (spec.dtype || spec.precision ? "" : " (default)");
     if (s.products == train::Products::tf32) out << ", TF32 products";
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";

@@ -46,8 +46,8 @@ void read_optimizer_keys(const JsonNode& node, StageSpec& stage) {
   if (const JsonNode decay = node["decay"]; decay.present()) {
     decay.check_object(keys_at("training.stages[].decay"));
     DecaySpec d;
-    d.rate = decay.required("rate", "\"rate\": 0.9 (the factor applied to lr)")
-                 .number(Range::positive);
+    d.rate =
+        decay.required("rate", "\"rate\": 0.9 (the factor applied to lr)").number(Range::positive);
     d.every = decay["every"].integer(1, d.every);
     stage.decay = d;
   }

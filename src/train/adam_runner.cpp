@@ -98,8 +98,8 @@ std::vector<bool> AdamRunner::guard_against_divergence(LocalLoss& loss) {
     may_step[i] = false;
     const std::string terms = nonfinite_terms(loss, model.id);
     loss.forget_subdomain(model.id);
-    const std::string warning = tools_.guard.roll_back(
-        i, model.id, tools_.host.iteration() + 1, terms, parameters, *optimizers_[i]);
+    const std::string warning = tools_.guard.roll_back(i, model.id, tools_.host.iteration() + 1,
+                                                       terms, parameters, *optimizers_[i]);
     if (tools_.warn) tools_.warn(warning);
   }
   return may_step;

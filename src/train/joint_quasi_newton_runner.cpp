@@ -111,8 +111,8 @@ std::vector<double> JointSearch::totals(const std::vector<std::vector<double>>& 
   std::vector<double> sums(width, 0.0);
   for (std::size_t s = 0; s < static_cast<std::size_t>(tools_.reduction.subdomains()); ++s)
     for (std::size_t j = 0; j < width; ++j)
-      sums[j] = largest ? std::max(sums[j], figures[s * width + j])
-                        : sums[j] + figures[s * width + j];
+      sums[j] =
+          largest ? std::max(sums[j], figures[s * width + j]) : sums[j] + figures[s * width + j];
   return sums;
 }
 
@@ -169,8 +169,7 @@ std::pair<std::vector<torch::Tensor>, double> JointSearch::direction(
     for (std::size_t i = 0; i < n_; ++i) d[i] = blocks_[i]->block_direction(here_.gradient[i]);
     return {d, first_step_length};
   }
-  whole_gradient =
-      next_whole_gradient_.defined() ? next_whole_gradient_ : gather(here_.gradient);
+  whole_gradient = next_whole_gradient_.defined() ? next_whole_gradient_ : gather(here_.gradient);
   for (std::size_t i = 0; i < n_; ++i)
     d[i] = next_product_[i].defined() ? -next_product_[i]
                                       : -blocks_[i]->rows_times(whole_gradient, offset_of(i));
@@ -232,7 +231,8 @@ int64_t JointSearch::run(int64_t first_step) {
         start_slope = slope(here_.gradient, d);
       }
       // The first step of a fresh matrix moves the parameters by at most lr in sum.
-      if (fresh()) first_step_length *= std::min(1.0, 1 / whole_gradient.abs().sum().item<double>());
+      if (fresh())
+        first_step_length *= std::min(1.0, 1 / whole_gradient.abs().sum().item<double>());
     }
     // Every sample, so the accepted one needs no second evaluation.
     std::vector<std::pair<double, JointPoint>> seen;
@@ -244,7 +244,8 @@ int64_t JointSearch::run(int64_t first_step) {
     };
     StrongWolfeOptions search;
     search.tolerance_change = QuasiNewtonOptions().tolerance_change();
-    const auto found = strong_wolfe(along, {0, here_.value, start_slope}, first_step_length, search);
+    const auto found =
+        strong_wolfe(along, {0, here_.value, start_slope}, first_step_length, search);
     if (found.accepted.t == 0) {
       for (std::size_t i = 0; i < n_; ++i) blocks_[i]->set_parameters(x_[i]);
       // Not even the scaled steepest descent lowers the loss: done. Otherwise start again from

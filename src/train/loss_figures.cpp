@@ -14,8 +14,7 @@ void reduce_loss_figures(const LocalLoss& loss, const std::vector<std::string>& 
   for (std::size_t t = 0; t < terms; ++t) {
     const auto& name = term_names[t];
     if (auto it = loss.sums.find(name); it != loss.sums.end())
-      for (const auto& [s, value] : it->second)
-        figures[2 * (t * slots + s)] = value.item<double>();
+      for (const auto& [s, value] : it->second) figures[2 * (t * slots + s)] = value.item<double>();
     if (auto it = loss.counts.find(name); it != loss.counts.end())
       for (const auto& [s, count] : it->second) figures[2 * (t * slots + s) + 1] = count;
   }

@@ -112,9 +112,9 @@ LocalLoss Objective::subdomain_pass(std::size_t i) {
   const Parts parts = parts_of(model);
   const auto interface_terms = [&](LocalLoss& loss, const physics::Chunk& chunk) {
     for (std::size_t k = 0; k < model.interfaces.size(); ++k)
-      InterfaceCoupling::add_terms(
-          loss, model, k, model.interfaces[k]->local_values(*model.fields, true, chunk), weights_,
-          chunk);
+      InterfaceCoupling::add_terms(loss, model, k,
+                                   model.interfaces[k]->local_values(*model.fields, true, chunk),
+                                   weights_, chunk);
   };
   LocalLoss loss;
   if (parts.whole()) {
@@ -238,7 +238,8 @@ LocalLoss Objective::add_interface_terms(const Pass& pass, const std::vector<Par
       loss.merge(std::move(interior[i]));
       continue;
     }
-    LocalLoss interface = interface_parts(pass, model, p, pass.create_graph && p.whole(), locals[i]);
+    LocalLoss interface =
+        interface_parts(pass, model, p, pass.create_graph && p.whole(), locals[i]);
     if (pass.values) (*pass.values)[i].second = value_of(interface);
     interior[i].merge(std::move(interface));
     if (pass.stop_on_nonfinite) check_finite(interior[i], model);

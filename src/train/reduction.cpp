@@ -244,8 +244,8 @@ LocalLoss SliceReduction::finish_parts(const SubdomainModel& model, LocalLoss,
 
 std::unique_ptr<Reduction> Reduction::choose(parallel::Communicator comm, int subdomains,
                                              std::vector<SubdomainModel*> owned,
-                                             std::vector<std::string> term_names,
-                                             GradientSync sync, double& sync_seconds) {
+                                             std::vector<std::string> term_names, GradientSync sync,
+                                             double& sync_seconds) {
   if (sync.slices.on())
     return std::make_unique<SliceReduction>(comm, subdomains, std::move(owned),
                                             std::move(term_names), sync, sync_seconds);

@@ -72,7 +72,8 @@ void load_groups(InputArchive& archive, SubdomainModel& model) {
     if (!archive.try_read(group_key(g, "origin"), origin)) continue;
     auto* equations = dynamic_cast<physics::EquationGroup*>(&group);
     if (equations)
-      equations->set_point_count(static_cast<int64_t>(read_scalar(archive, group_key(g, "points"))));
+      equations->set_point_count(
+          static_cast<int64_t>(read_scalar(archive, group_key(g, "points"))));
     group.resample_from(decode(origin));
     torch::Tensor adapted, stream;
     if (equations && archive.try_read(group_key(g, "adapted"), adapted)) {

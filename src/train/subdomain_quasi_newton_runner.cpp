@@ -47,8 +47,8 @@ void SubdomainQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step)
   }
 }
 
-LocalLoss SubdomainQuasiNewtonRunner::chunk(int64_t length,
-                                            const std::vector<std::vector<torch::Tensor>>& trained) {
+LocalLoss SubdomainQuasiNewtonRunner::chunk(
+    int64_t length, const std::vector<std::vector<torch::Tensor>>& trained) {
   auto& objective = tools_.objective;
   objective.freeze_neighbours();
   LocalLoss loss;

@@ -152,8 +152,8 @@ class RecordingHost : public train::StageHost {
 struct Bench {
   Bench(Communicator comm, int rank, int ranks)
       : share(share_of(rank, ranks)),
-        reduction(train::Reduction::choose(comm, kSubdomains, share.owned(), kTerms, {},
-                                           times.sync_s)),
+        reduction(
+            train::Reduction::choose(comm, kSubdomains, share.owned(), kTerms, {}, times.sync_s)),
         objective(share.owned(), kTerms, {}, {}, nullptr, *reduction, 0, nullptr, iteration),
         points(share.owned(), plan, *reduction),
         tools{objective, *reduction, host, points, guard, sync, times, {}} {}

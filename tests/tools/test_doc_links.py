@@ -9,8 +9,9 @@ blocks and code spans, the target file or folder must exist, and a #anchor, in t
 in another Markdown file, must be the GitHub-style slug of one of that file's headings:
 lowercase, punctuation other than '-' and '_' removed, each space a '-', and a heading whose
 slug came before gets -1, -2, ... Links with a scheme (http:, https:, mailto:, ...) are not
-checked. Each broken link is printed as `file:line: link (reason)`; the exit status is 1 if
-there is any, else 0.
+checked. Comments in the code cite a document's section as `docs/<file>.md, "<heading>"`
+(CONTRIBUTING.md): each such heading must exist too. Each broken link is printed as
+`file:line: link (reason)`; the exit status is 1 if there is any, else 0.
 """
 import glob
 import os
@@ -19,6 +20,19 @@ import sys
 import urllib.parse
 
 SCANNED = ["docs/*.md", "README.md", "CONTRIBUTING.md"]
+CODE = [
+    "src/**/*.cpp",
+    "src/**/*.hpp",
+    "include/**/*.hpp",
+    "tools/**/*.py",
+    "tools/**/*.cpp",
+    "tools/**/*.sh",
+    "tests/**/*.cpp",
+    "tests/**/*.py",
+    "CMakeLists.txt",
+]
+COMMENT_PREFIX = re.compile(r"^[ \t]*(?://+|#+)[ \t]?", re.M)
+CITATION = re.compile(r"docs/([\w.-]+\.md), \"([^\"]+)\"")
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -149,9 +163,34 @@ class Checker:
             found.extend(sorted(glob.glob(os.path.join(self.root, pattern))))
         return found
 
+    def citations(self):
+        """Yields (file, line, document, heading) for every section cited in the code."""
+        for pattern in CODE:
+            for path in sorted(glob.glob(os.path.join(self.root, pattern), recursive=True)):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                # A citation may wrap onto the next comment line.
+                joined = re.sub(r"\s+", " ", COMMENT_PREFIX.sub(" ", text))
+                line_of = [0]
+                for line in COMMENT_PREFIX.sub(" ", text).split("\n"):
+                    line_of.append(line_of[-1] + len(re.sub(r"\s+", " ", line + " ")))
+                for match in CITATION.finditer(joined):
+                    number = next(n for n, end in enumerate(line_of) if end > match.start())
+                    yield path, number, match.group(1), match.group(2)
+
     def run(self):
         broken = []
         count = 0
+        for path, number, document, heading in self.citations():
+            count += 1
+            target = os.path.join(self.root, "docs", document)
+            relative = os.path.relpath(path, self.root)
+            if not os.path.isfile(target):
+                broken.append(f"{relative}:{number}: docs/{document} (no such file)")
+            elif slugify(heading) not in self.anchors(target):
+                broken.append(
+                    f'{relative}:{number}: docs/{document}, "{heading}" (no such heading)'
+                )
         for source in self.files():
             with open(source, encoding="utf-8") as f:
                 text = f.read()
@@ -198,7 +237,7 @@ def main():
     count, broken = checker.run()
     for line in broken:
         print(line)
-    print(f"{count} links checked in {len(checker.files())} files, {len(broken)} broken")
+    print(f"{count} links and cited sections checked, {len(broken)} broken")
     return 1 if broken else 0
 
 

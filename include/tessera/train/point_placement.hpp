@@ -13,8 +13,7 @@ namespace tessera::train {
 
 class PointPlacement {
  public:
-  PointPlacement(std::vector<SubdomainModel*> owned, const TrainingPlan& plan,
-                 Reduction& reduction)
+  PointPlacement(std::vector<SubdomainModel*> owned, const TrainingPlan& plan, Reduction& reduction)
       : owned_(std::move(owned)), plan_(plan), reduction_(reduction) {}
 
   /// A stage's own point count, drawn at once (by the residual when that is on). Collective.

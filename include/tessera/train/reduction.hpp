@@ -68,8 +68,8 @@ class Reduction {
   /// over ranks.
   static std::unique_ptr<Reduction> choose(parallel::Communicator comm, int subdomains,
                                            std::vector<SubdomainModel*> owned,
-                                           std::vector<std::string> term_names,
-                                           GradientSync sync, double& sync_seconds);
+                                           std::vector<std::string> term_names, GradientSync sync,
+                                           double& sync_seconds);
   virtual ~Reduction() = default;
 
   /// Whether this rank gives its owned subdomains' figures (job-wide slots, checkpoints, the
