@@ -1,0 +1,196 @@
+// The limited-memory inverse Hessian (train/limited_memory.hpp): the two-loop recursion against
+// the matrix its recursion defines, the secant condition, the memory bound, the pair scalars,
+// pieces, and the limited-memory quasi-Newton optimizer on a quadratic and across a checkpoint.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "tessera/core/torch_pch.hpp"
+#include "tessera/train/limited_memory.hpp"
+#include "tessera/train/quasi_newton.hpp"
+
+using namespace tessera::train;
+
+namespace {
+
+constexpr int64_t kSize = 7;
+
+/// A symmetric positive definite matrix with eigenvalues from 1 to 100.
+torch::Tensor spd_matrix() {
+  torch::manual_seed(3);
+  const auto q = std::get<0>(torch::linalg_qr(torch::randn({kSize, kSize}, torch::kFloat64)));
+  const auto eigenvalues = torch::logspace(0, 2, kSize, 10, torch::kFloat64);
+  return q.mm(torch::diag(eigenvalues)).mm(q.t());
+}
+
+/// The sum over blocks of one process (every block here).
+std::vector<double> sum_blocks(const std::vector<std::vector<double>>& per_block,
+                               std::size_t width) {
+  std::vector<double> total(width, 0.0);
+  for (const auto& figures : per_block)
+    for (std::size_t j = 0; j < width; ++j) total[j] += figures[j];
+  return total;
+}
+
+torch::Tensor times(const CurvatureHistory& history, const torch::Tensor& v) {
+  return history_times(history.geometry(), {&history}, {v}, sum_blocks)[0];
+}
+
+/// Pairs of steps along random directions of the quadratic with Hessian `A`, pushed with their
+/// scalars; `dense` receives the matrix the recursion defines.
+CurvatureHistory history_of(const torch::Tensor& A, int pairs, int64_t memory, bool self_scaled,
+                            torch::Tensor& dense) {
+  CurvatureHistory history(memory);
+  torch::manual_seed(5);
+  dense = torch::eye(kSize, torch::kFloat64);
+  const auto eye = torch::eye(kSize, torch::kFloat64);
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> kept;
+  for (int k = 0; k < pairs; ++k) {
+    const auto s = torch::randn({kSize}, torch::kFloat64);
+    const auto y = A.mv(s);
+    // s.B s with B the current approximation's inverse, as a line search knows it.
+    const double sBs = s.dot(torch::linalg_solve(dense, s, true)).item<double>();
+    const auto figures = pair_figures(history, s, y);
+    const std::size_t before = history.geometry().size();
+    CHECK(figures[4 * before + 1] == doctest::Approx(s.dot(y).item<double>()));
+    const auto scalars = pair_scalars(figures[4 * before + 1], figures[4 * before + 2], sBs,
+                                      self_scaled, history.geometry());
+    REQUIRE(scalars);
+    history.push(s, y, *scalars, figures);
+    kept.emplace_back(s, y);
+    if (static_cast<int64_t>(kept.size()) > memory) kept.erase(kept.begin());
+    // The matrix of the recursion over the kept pairs, from gamma I.
+    const auto& geometry = history.geometry();
+    dense = eye * geometry.scalars(geometry.size() - 1).gamma;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      const auto& [si, yi] = kept[i];
+      const auto& scalars_i = geometry.scalars(i);
+      const auto V = eye - scalars_i.rho * torch::outer(yi, si);
+      dense = V.t().mm(dense).mm(V) / scalars_i.tau + scalars_i.rho * torch::outer(si, si);
+    }
+  }
+  return history;
+}
+
+}  // namespace
+
+TEST_CASE("the two-loop recursion applies the matrix its pairs define") {
+  const auto A = spd_matrix();
+  for (bool self_scaled : {false, true}) {
+    torch::Tensor dense;
+    const auto history = history_of(A, 5, 10, self_scaled, dense);
+    const auto v = torch::randn({kSize}, torch::kFloat64);
+    CHECK(torch::allclose(times(history, v), dense.mv(v), 1e-12, 1e-12));
+    // The secant condition holds for the newest pair: H y = s.
+    const std::size_t newest = history.geometry().size() - 1;
+    CHECK(torch::allclose(times(history, history.y(newest)), history.s(newest), 1e-10, 1e-12));
+  }
+}
+
+TEST_CASE("the self-scaled history scales older curvature by tau and keeps its first base") {
+  const auto A = spd_matrix();
+  torch::Tensor dense;
+  const auto history = history_of(A, 6, 10, /*self_scaled=*/true, dense);
+  const auto& geometry = history.geometry();
+  CHECK(geometry.scalars(0).tau == 1);
+  for (std::size_t i = 0; i < geometry.size(); ++i) {
+    CHECK(geometry.scalars(i).tau > 0);
+    CHECK(geometry.scalars(i).tau <= 1);
+    CHECK(geometry.scalars(i).gamma == geometry.scalars(0).gamma);
+  }
+  // The plain history rescales its base by the newest pair.
+  const auto plain = history_of(A, 6, 10, /*self_scaled=*/false, dense);
+  const auto& flat = plain.geometry();
+  for (std::size_t i = 0; i < flat.size(); ++i) CHECK(flat.scalars(i).tau == 1);
+  CHECK(flat.scalars(flat.size() - 1).gamma != flat.scalars(0).gamma);
+  // The geometry survives its flat form.
+  PairGeometry copy(10);
+  copy.set_flat(geometry.flat());
+  CHECK(copy.flat() == geometry.flat());
+}
+
+TEST_CASE("the history keeps its last pairs and refuses negative curvature") {
+  const auto A = spd_matrix();
+  torch::Tensor dense;
+  const auto history = history_of(A, 9, 4, /*self_scaled=*/false, dense);
+  CHECK(history.geometry().size() == 4);
+  const auto v = torch::randn({kSize}, torch::kFloat64);
+  CHECK(torch::allclose(times(history, v), dense.mv(v), 1e-12, 1e-12));
+  // The products kept for the four pairs are those of their vectors.
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 4; ++j)
+      CHECK(history.geometry().dot(i, true, j, false) ==
+            doctest::Approx(history.y(i).dot(history.s(j)).item<double>()));
+  CHECK_FALSE(pair_scalars(-1.0, 1.0, 1.0, false, PairGeometry(4)));
+  CHECK_FALSE(pair_scalars(0.0, 1.0, 1.0, true, PairGeometry(4)));
+  PairGeometry one(4);
+  one.push(PairScalars{1, 1, 0.25}, {1, 1, 1});
+  const auto scaled = pair_scalars(2.0, 4.0, 8.0, true, one);
+  REQUIRE(scaled);
+  CHECK(scaled->tau == doctest::Approx(0.25));  // min(1, s.y / s.B s)
+  CHECK(scaled->gamma == 0.25);
+}
+
+TEST_CASE("a vector cut into pieces gives the product of the whole, piece by piece") {
+  const auto A = spd_matrix();
+  torch::Tensor dense;
+  const auto whole = history_of(A, 5, 10, /*self_scaled=*/true, dense);
+  CurvatureHistory first(10), second(10);
+  const auto flat = whole.geometry().flat();
+  PairGeometry geometry(10);
+  geometry.set_flat(flat);
+  for (std::size_t i = 0; i < whole.geometry().size(); ++i) {
+    // Each block's copy of the geometry is the whole vector's.
+    std::vector<double> dots;
+    for (std::size_t j = 0; j < i; ++j)
+      for (bool a : {false, true})
+        for (bool b : {false, true}) dots.push_back(geometry.dot(i, a, j, b));
+    dots.insert(dots.end(), {geometry.dot(i, false, i, false), geometry.dot(i, false, i, true),
+                             geometry.dot(i, true, i, true)});
+    first.push(whole.s(i).slice(0, 0, 3), whole.y(i).slice(0, 0, 3), geometry.scalars(i), dots);
+    second.push(whole.s(i).slice(0, 3), whole.y(i).slice(0, 3), geometry.scalars(i), dots);
+  }
+  CHECK(first.geometry().flat() == flat);
+  const auto v = torch::randn({kSize}, torch::kFloat64);
+  const auto pieces =
+      history_times(geometry, {&first, &second}, {v.slice(0, 0, 3), v.slice(0, 3)}, sum_blocks);
+  CHECK(torch::allclose(torch::cat(pieces), times(whole, v), 1e-13, 1e-13));
+}
+
+TEST_CASE("the limited-memory optimizer minimises a quadratic and continues from its state") {
+  const auto A = spd_matrix();
+  const auto b = torch::linspace(-1, 1, kSize, torch::kFloat64);
+  const auto solution = torch::linalg_solve(A, b, true);
+  for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
+    auto x = torch::zeros({kSize}, torch::kFloat64).requires_grad_();
+    QuasiNewton optimizer({x}, QuasiNewtonOptions(update).memory(5).max_iter(6));
+    const auto closure = [&] {
+      optimizer.zero_grad();
+      auto loss = 0.5 * x.dot(A.mv(x)) - b.dot(x);
+      loss.backward();
+      return loss;
+    };
+    optimizer.step(closure);
+    // Continued from a copy of its state, it takes the same steps as the original.
+    std::stringstream bytes;
+    torch::serialize::OutputArchive saved;
+    optimizer.save(saved);
+    saved.save_to(bytes);
+    auto copy = x.detach().clone().requires_grad_();
+    QuasiNewton restored({copy}, QuasiNewtonOptions(update).memory(5).max_iter(60));
+    torch::serialize::InputArchive loaded;
+    loaded.load_from(bytes);
+    restored.load(loaded);
+    const auto copy_closure = [&] {
+      restored.zero_grad();
+      auto loss = 0.5 * copy.dot(A.mv(copy)) - b.dot(copy);
+      loss.backward();
+      return loss;
+    };
+    restored.step(copy_closure);
+    static_cast<QuasiNewtonOptions&>(optimizer.param_groups()[0].options()).max_iter(60);
+    optimizer.step(closure);
+    CHECK(torch::equal(x.detach(), copy.detach()));
+    CHECK(torch::allclose(x.detach(), solution, 1e-8, 1e-8));
+  }
+}
