@@ -67,7 +67,7 @@ bool any_float64_stage(const io::Case& c) {
       if (*stage.precision == io::Precision::fp64) return true;
     } else if (stage.dtype) {
       if (*stage.dtype == io::FloatType::float64) return true;
-    } else if (stage.optimizer->dense_hessian) {
+    } else if (stage.optimizer->float64) {
       return true;
     }
   }
@@ -176,8 +176,12 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
 
   // BFGS and SSBroyden keep a dense inverse Hessian: a subdomain's rows of the joint matrix over
   // all subdomains (the default where they fit 4 GiB), or its own block.
+  // The limited-memory methods keep 2 x history vectors of the parameters per network.
   double hessian = 0;
   for (const auto& stage : c.training.stages) {
+    if (stage.optimizer->takes("history"))
+      hessian = std::max(
+          hessian, 2.0 * static_cast<double>(stage.history) * widest_parameters * networks * 8);
     if (!stage.optimizer->dense_hessian) continue;
     const double model = widest_parameters * (networks / per_rank);
     const double block = model * model * 8;

@@ -248,7 +248,7 @@ torch::Dtype stage_dtype(const io::StageSpec& stage, const Problem& p) {
     return *stage.precision == io::Precision::fp64 ? torch::kFloat64 : torch::kFloat32;
   if (stage.dtype)
     return *stage.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
-  return stage.optimizer->dense_hessian ? torch::kFloat64 : p.dtype;
+  return stage.optimizer->float64 ? torch::kFloat64 : p.dtype;
 }
 
 std::string stage_precision(const io::StageSpec& stage, const Problem& p) {
@@ -284,14 +284,22 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
   const auto gib = [](double bytes) { return bytes / (1024.0 * 1024 * 1024); };
   for (std::size_t k = 0; k < c.training.stages.size(); ++k) {
     const auto& stage = c.training.stages[k];
-    if (!stage.optimizer->dense_hessian) continue;
+    if (!stage.optimizer->dense_hessian) {
+      // Curvature pairs over all subdomains cost what each subdomain's own would: joint unless
+      // the stage asks for blocks.
+      plan.stages.at(k).joint_hessian =
+          !stage.hessian || *stage.hessian == io::HessianLayout::joint;
+      continue;
+    }
     const double block = train::QuasiNewton::hessian_bytes(largest);
     TESSERA_CHECK(block <= dense_hessian_limit_bytes,
                   c.file << ": " << stage.key << ".optimizer: \"" << stage.optimizer->name
                          << "\" keeps a dense inverse Hessian of " << largest << "^2 doubles ("
                          << gib(block) << " GiB) for subdomain " << largest_id
                          << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
-                         << " GiB; use \"lbfgs\" or a smaller network");
+                         << " GiB; use \"sslbfgs\" (the same self-scaled finish on its last "
+                            "curvature pairs, no size limit) or split the domain into more "
+                            "subdomains");
     // The joint matrix gives each subdomain the rows of its parameters over all columns.
     const double rows = 8.0 * static_cast<double>(largest) * static_cast<double>(total);
     const bool fits = rows <= dense_hessian_limit_bytes;

@@ -28,8 +28,9 @@ nlohmann::json history_json(const train::LogRecord& r) {
 namespace {
 
 // What the defaults chose, read from the trainer's own plan.
-// `joint_finish`: every cut is in space, so BFGS and SSBroyden minimise the subdomains together
-// and their inverse Hessian's layout applies (with a cut in time they run per subdomain).
+// `joint_finish`: every cut is in space, so the quasi-Newton methods minimise the subdomains
+// together and their inverse Hessian's layout applies (with a cut in time they run per
+// subdomain).
 void print_training_choices(std::ostream& out, const io::Case& c, const train::TrainingPlan& plan,
                             bool joint_finish) {
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
@@ -40,7 +41,8 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
         << (spec.dtype || spec.precision ? "" : " (default)");
     if (s.products == train::Products::tf32) out << ", TF32 products";
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
-    if (spec.optimizer->dense_hessian && joint_finish)
+    if (spec.optimizer->takes("history")) out << ", the last " << s.history << " curvature pairs";
+    if (!spec.optimizer->first_order && joint_finish)
       out << (s.joint_hessian ? ", one inverse Hessian over the subdomains cut in space"
                               : ", one inverse Hessian block per subdomain")
           << (spec.hessian ? "" : " (default)");

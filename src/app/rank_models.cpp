@@ -83,7 +83,7 @@ RankLinks link_ranks(const parallel::Communicator& comm, const Setup& setup,
   links.sync.replicas = links.replica_sum.get();
   links.sync.parameters = rank.parameters.get();
   links.sync.parameter_sum = links.parameter_sum.get();
-  links.sync.parameters_in_lbfgs = d.partition.size() == 1;
+  links.sync.parameters_in_quasi_newton = d.partition.size() == 1;
   if (d.slices > 0)
     links.sync.slices =
         train::SliceShare::of(d.slices, rank.replica.index, rank.replica.count, group);

@@ -9,6 +9,8 @@ bool OptimizerSpec::takes(const std::string& key) const {
 }
 
 const std::vector<OptimizerSpec>& optimizers() {
+  // The quasi-Newton methods run in float64: the finish resolves errors far below float32's
+  // resolution of the loss.
   static const std::vector<OptimizerSpec> rows = {
       {"adam",
        "an",
@@ -16,13 +18,25 @@ const std::vector<OptimizerSpec>& optimizers() {
        /*lr=*/1e-3,
        /*tolerance=*/0,
        /*first_order=*/true,
+       /*float64=*/false,
        /*dense_hessian=*/false},
       {"lbfgs",
        "an",
-       {"optimizer", "iterations", "lr", "history", "tolerance", "points", "dtype", "precision"},
+       {"optimizer", "iterations", "lr", "history", "tolerance", "points", "dtype", "precision",
+        "hessian"},
        /*lr=*/1.0,
-       /*tolerance=*/1e-9,
+       /*tolerance=*/1e-12,
        /*first_order=*/false,
+       /*float64=*/true,
+       /*dense_hessian=*/false},
+      {"sslbfgs",
+       "an",
+       {"optimizer", "iterations", "lr", "history", "tolerance", "points", "dtype", "precision",
+        "hessian"},
+       /*lr=*/1.0,
+       /*tolerance=*/1e-12,
+       /*first_order=*/false,
+       /*float64=*/true,
        /*dense_hessian=*/false},
       {"bfgs",
        "a",
@@ -30,6 +44,7 @@ const std::vector<OptimizerSpec>& optimizers() {
        /*lr=*/1.0,
        /*tolerance=*/1e-12,
        /*first_order=*/false,
+       /*float64=*/true,
        /*dense_hessian=*/true},
       {"ssbroyden",
        "an",
@@ -37,6 +52,7 @@ const std::vector<OptimizerSpec>& optimizers() {
        /*lr=*/1.0,
        /*tolerance=*/1e-12,
        /*first_order=*/false,
+       /*float64=*/true,
        /*dense_hessian=*/true},
   };
   return rows;

@@ -12,7 +12,9 @@
 // The inverse Hessian is one dense matrix over all subdomains, distributed by rows (each
 // subdomain's optimizer holds its parameters' rows; the default where it fits), or one dense
 // block per subdomain (`hessian: "blocks"`), so that memory and work stay per subdomain and a
-// block never needs another rank's parameters.
+// block never needs another rank's parameters. A limited-memory method keeps the last curvature
+// pairs of the whole vector instead, each subdomain holding its pieces of them and every dot
+// product summed over the job (or, with blocks, each subdomain's own pairs).
 //
 // Every figure that steers the search is reduced in one slot per subdomain, filled by the
 // subdomain's first replica and summed in subdomain order, so all ranks take the same decisions
@@ -46,7 +48,9 @@ double largest_entry(const torch::Tensor& t) {
 /// One joint stage's search: the blocks, the current point and what the last update computed.
 class JointSearch {
  public:
-  JointSearch(const StageTools& tools, const StagePlan& stage, std::vector<QuasiNewton*> blocks);
+  /// `memory`: the pairs a limited-memory method keeps (0: a dense inverse Hessian).
+  JointSearch(const StageTools& tools, const StagePlan& stage, std::vector<QuasiNewton*> blocks,
+              int64_t memory, QuasiNewtonUpdate update);
   /// Runs the stage from `first_step`; returns the steps done (fewer when it converged).
   int64_t run(int64_t first_step);
 
@@ -62,10 +66,25 @@ class JointSearch {
   torch::Tensor gather(const std::vector<torch::Tensor>& pieces);
   /// Whether the matrix has had no update since it (re)started, as its blocks record it.
   bool fresh();
-  /// The search direction at `here` and the first trial step length.
-  std::pair<std::vector<torch::Tensor>, double> direction(torch::Tensor& whole_gradient);
+  /// The search direction at `here` (`whole_gradient`: the gathered gradient, with a dense
+  /// matrix over all subdomains).
+  std::vector<torch::Tensor> direction(torch::Tensor& whole_gradient);
   double slope(const std::vector<torch::Tensor>& gradient,
                const std::vector<torch::Tensor>& direction);
+  /// The first trial step along `d`, from `start_slope` (restarting H when `d` is no descent
+  /// direction). Collective.
+  double first_trial_step(std::vector<torch::Tensor>& d, double& start_slope,
+                          const torch::Tensor& whole_gradient);
+  /// Forgets the curvature gathered so far.
+  void restart();
+  /// Whether the inverse Hessian is one limited-memory history over the whole vector.
+  bool whole_pairs() const { return stage_.joint_hessian && memory_ > 0; }
+  /// The pairs' geometry as every rank holds it (a rank without blocks too), from the first
+  /// subdomain's block. Collective.
+  PairGeometry shared_geometry();
+  /// Adds the accepted step's pair to the whole-vector history.
+  void add_pair(const std::vector<torch::Tensor>& steps,
+                const std::vector<torch::Tensor>& gradient_changes, double t);
   /// Updates the inverse Hessian with the accepted step to `next` at length `t`; returns the
   /// largest step and parameter entries per owned block.
   std::vector<std::vector<double>> update(const JointPoint& next,
@@ -78,6 +97,9 @@ class JointSearch {
   const StagePlan& stage_;
   std::vector<QuasiNewton*> blocks_;
   std::size_t n_;
+  int64_t memory_;
+  QuasiNewtonUpdate update_;
+  PairGeometry geometry_;  ///< whole_pairs(): the pairs' scalars and products
   /// Parameter counts of every subdomain (in subdomain order), for the row-distributed matrix.
   std::vector<int64_t> offsets_;
   int64_t columns_ = 0;
@@ -90,13 +112,17 @@ class JointSearch {
 };
 
 JointSearch::JointSearch(const StageTools& tools, const StagePlan& stage,
-                         std::vector<QuasiNewton*> blocks)
+                         std::vector<QuasiNewton*> blocks, int64_t memory, QuasiNewtonUpdate update)
     : tools_(tools),
       stage_(stage),
       blocks_(std::move(blocks)),
       n_(blocks_.size()),
+      memory_(memory),
+      update_(update),
+      geometry_(memory),
       next_product_(n_) {
-  if (stage.joint_hessian) {
+  if (whole_pairs()) geometry_ = shared_geometry();
+  if (stage.joint_hessian && memory_ == 0) {
     std::vector<std::vector<double>> counts(n_);
     for (std::size_t i = 0; i < n_; ++i)
       counts[i] = {static_cast<double>(blocks_[i]->flat_parameters().numel())};
@@ -153,7 +179,61 @@ torch::Tensor JointSearch::gather(const std::vector<torch::Tensor>& pieces) {
 }
 
 bool JointSearch::fresh() {
+  if (whole_pairs()) return geometry_.empty();
   return total([&](std::size_t i) { return blocks_[i]->block_fresh() ? 0.0 : 1.0; }) == 0;
+}
+
+void JointSearch::restart() {
+  for (auto* block : blocks_) block->block_restart();
+  geometry_.clear();
+}
+
+PairGeometry JointSearch::shared_geometry() {
+  // Every block holds the same geometry; the first subdomain's slot has it on every rank.
+  std::vector<std::vector<double>> flat(n_);
+  for (std::size_t i = 0; i < n_; ++i) flat[i] = blocks_[i]->history().geometry().flat();
+  const auto width = static_cast<std::size_t>(
+      total([&](std::size_t i) { return static_cast<double>(flat[i].size()); }, true));
+  const auto figures = tools_.reduction.subdomain_figures(flat, width);
+  PairGeometry geometry(memory_);
+  geometry.set_flat(std::vector<double>(figures.begin(), figures.begin() + width));
+  return geometry;
+}
+
+void JointSearch::add_pair(const std::vector<torch::Tensor>& steps,
+                           const std::vector<torch::Tensor>& gradient_changes, double t) {
+  // The new vectors' products with every kept pair's and with themselves, and s.g, in one sum.
+  std::vector<std::vector<double>> figures(n_);
+  for (std::size_t i = 0; i < n_; ++i)
+    figures[i] =
+        pair_figures(blocks_[i]->history(), steps[i], gradient_changes[i], here_.gradient[i]);
+  const std::size_t kept = geometry_.size();
+  const auto dots = totals(figures, 4 * kept + 4, /*largest=*/false);
+  // B s = t B d = -t g along d = -H g.
+  const double sBs = -t * dots[4 * kept + 3];
+  const auto scalars = pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2], sBs,
+                                    update_ == QuasiNewtonUpdate::ssbroyden, geometry_);
+  if (!scalars) return;
+  for (std::size_t i = 0; i < n_; ++i)
+    blocks_[i]->history().push(steps[i], gradient_changes[i], *scalars, dots);
+  geometry_.push(*scalars, dots);
+}
+
+double JointSearch::first_trial_step(std::vector<torch::Tensor>& d, double& start_slope,
+                                     const torch::Tensor& whole_gradient) {
+  if (!stage_.joint_hessian) return stage_.lr;
+  if (!(start_slope < 0)) {  // rounding in H: restart from steepest descent
+    restart();
+    for (std::size_t i = 0; i < n_; ++i) d[i] = -here_.gradient[i];
+    start_slope = slope(here_.gradient, d);
+  }
+  if (!fresh()) return stage_.lr;
+  // The first step of a fresh matrix moves the parameters by at most lr in sum.
+  const double size =
+      whole_pairs()
+          ? total([&](std::size_t i) { return here_.gradient[i].abs().sum().item<double>(); })
+          : whole_gradient.abs().sum().item<double>();
+  return stage_.lr * std::min(1.0, 1 / size);
 }
 
 double JointSearch::slope(const std::vector<torch::Tensor>& gradient,
@@ -161,13 +241,21 @@ double JointSearch::slope(const std::vector<torch::Tensor>& gradient,
   return total([&](std::size_t i) { return dot_double(gradient[i], direction[i]); });
 }
 
-std::pair<std::vector<torch::Tensor>, double> JointSearch::direction(
-    torch::Tensor& whole_gradient) {
+std::vector<torch::Tensor> JointSearch::direction(torch::Tensor& whole_gradient) {
   std::vector<torch::Tensor> d(n_);
-  double first_step_length = stage_.lr;
   if (!stage_.joint_hessian) {
     for (std::size_t i = 0; i < n_; ++i) d[i] = blocks_[i]->block_direction(here_.gradient[i]);
-    return {d, first_step_length};
+    return d;
+  }
+  if (whole_pairs()) {
+    std::vector<const CurvatureHistory*> histories;
+    for (auto* block : blocks_) histories.push_back(&block->history());
+    const auto sum = [&](const std::vector<std::vector<double>>& figures, std::size_t width) {
+      return totals(figures, width, /*largest=*/false);
+    };
+    const auto product = history_times(geometry_, histories, here_.gradient, sum);
+    for (std::size_t i = 0; i < n_; ++i) d[i] = -product[i];
+    return d;
   }
   whole_gradient = next_whole_gradient_.defined() ? next_whole_gradient_ : gather(here_.gradient);
   for (std::size_t i = 0; i < n_; ++i)
@@ -175,7 +263,7 @@ std::pair<std::vector<torch::Tensor>, double> JointSearch::direction(
                                       : -blocks_[i]->rows_times(whole_gradient, offset_of(i));
   next_whole_gradient_ = torch::Tensor();
   for (auto& product : next_product_) product = torch::Tensor();
-  return {d, first_step_length};
+  return d;
 }
 
 std::vector<std::vector<double>> JointSearch::update(const JointPoint& next,
@@ -196,6 +284,10 @@ std::vector<std::vector<double>> JointSearch::update(const JointPoint& next,
   if (!stage_.joint_hessian) {
     for (std::size_t i = 0; i < n_; ++i)
       blocks_[i]->block_update(steps[i], gradient_changes[i], here_.gradient[i], t);
+    return change;
+  }
+  if (whole_pairs()) {
+    add_pair(steps, gradient_changes, t);
     return change;
   }
   next_whole_gradient_ = gather(next.gradient);
@@ -223,17 +315,9 @@ int64_t JointSearch::run(int64_t first_step) {
         total([&](std::size_t i) { return largest_entry(here_.gradient[i]); }, true);
     if (gradient_size <= stage_.tolerance) break;
     torch::Tensor whole_gradient;
-    auto [d, first_step_length] = direction(whole_gradient);
+    auto d = direction(whole_gradient);
     double start_slope = slope(here_.gradient, d);
-    if (stage_.joint_hessian) {
-      if (!(start_slope < 0)) {  // rounding in H: restart from steepest descent
-        for (std::size_t i = 0; i < n_; ++i) blocks_[i]->block_restart(), d[i] = -here_.gradient[i];
-        start_slope = slope(here_.gradient, d);
-      }
-      // The first step of a fresh matrix moves the parameters by at most lr in sum.
-      if (fresh())
-        first_step_length *= std::min(1.0, 1 / whole_gradient.abs().sum().item<double>());
-    }
+    const double first_step_length = first_trial_step(d, start_slope, whole_gradient);
     // Every sample, so the accepted one needs no second evaluation.
     std::vector<std::pair<double, JointPoint>> seen;
     const auto along = [&](double t) {
@@ -251,7 +335,7 @@ int64_t JointSearch::run(int64_t first_step) {
       // Not even the scaled steepest descent lowers the loss: done. Otherwise start again from
       // it (the curvature gathered so far misled the search).
       converged = fresh();
-      for (auto* block : blocks_) block->block_restart();
+      restart();
       continue;
     }
     JointPoint next;
@@ -277,12 +361,13 @@ void JointQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step) {
   for (auto* s : tools_.objective.owned()) {
     optimizers_.push_back(std::make_unique<QuasiNewton>(
         s->network->parameters(),
-        QuasiNewtonOptions(update_).lr(stage.lr).tolerance_grad(stage.tolerance)));
+        QuasiNewtonOptions(update_).lr(stage.lr).tolerance_grad(stage.tolerance).memory(memory_)));
     blocks.push_back(static_cast<QuasiNewton*>(optimizers_.back().get()));
   }
   // Shared parameters hold still (several subdomains).
   tools_.host.adopt(optimizer_pointers(), /*shared_last=*/false);
-  const int64_t done = JointSearch(tools_, stage, std::move(blocks)).run(first_step);
+  const int64_t done =
+      JointSearch(tools_, stage, std::move(blocks), memory_, update_).run(first_step);
   // A converged stage still counts its iterations, like the per-subdomain optimizers.
   if (!tools_.host.stopping() && done < stage.iterations) tools_.host.skip(stage.iterations - done);
 }

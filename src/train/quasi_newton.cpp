@@ -146,7 +146,28 @@ torch::Tensor low_rank_update(torch::Tensor& H, double scale, const std::vector<
 
 QuasiNewton::QuasiNewton(std::vector<torch::Tensor> parameters, QuasiNewtonOptions options)
     : Optimizer({torch::optim::OptimizerParamGroup(std::move(parameters))},
-                std::make_unique<QuasiNewtonOptions>(options)) {}
+                std::make_unique<QuasiNewtonOptions>(options)),
+      history_(options.memory()) {}
+
+torch::Tensor QuasiNewton::inverse_hessian_times(const torch::Tensor& v) const {
+  if (options().memory() == 0) return matrix_times(hessian_, v);
+  if (history_.empty()) return v * fresh_scale_;
+  const auto own = [](const std::vector<std::vector<double>>& figures, std::size_t) {
+    return figures.at(0);
+  };
+  return history_times(history_.geometry(), {&history_}, {v}, own)[0];
+}
+
+void QuasiNewton::restart_inverse_hessian(int64_t n, const torch::TensorOptions& options,
+                                          double scale) {
+  updates_ = 0;
+  if (this->options().memory() > 0) {
+    history_.clear();
+    fresh_scale_ = scale;
+    return;
+  }
+  hessian_ = scale == 1 ? torch::eye(n, options) : torch::eye(n, options) * scale;
+}
 
 const QuasiNewtonOptions& QuasiNewton::options() const {
   return static_cast<const QuasiNewtonOptions&>(param_groups_.at(0).options());
@@ -189,6 +210,15 @@ double QuasiNewton::evaluate(const LossClosure& closure, torch::Tensor& gradient
 
 torch::Tensor QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y,
                                                   double sBs, const torch::Tensor& times) {
+  if (options().memory() > 0) {
+    const auto figures = pair_figures(history_, s, y);
+    const std::size_t kept = history_.geometry().size();
+    const auto scalars =
+        pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2], sBs,
+                     options().update() == QuasiNewtonUpdate::ssbroyden, history_.geometry());
+    if (scalars) history_.push(s, y, *scalars, figures), ++updates_;
+    return {};
+  }
   const auto Hy = matrix_times(hessian_, y);
   auto product = update_rows(hessian_, 0, options().update(), updates_ == 0, s, y, Hy, sBs, times);
   if (!product) return times.defined() ? matrix_times(hessian_, times) : torch::Tensor();
@@ -259,7 +289,7 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
   auto x = flat_parameters();
   torch::Tensor gradient;
   double loss = evaluate(closure, gradient);
-  if (!hessian_.defined()) hessian_ = torch::eye(x.numel(), x.options());
+  if (o.memory() == 0 && !hessian_.defined()) restart_inverse_hessian(x.numel(), x.options());
   converged_ = false;
   torch::Tensor H_gradient;  // H g for the current gradient, when the last update computed it
   for (int64_t k = 0; k < o.max_iter(); ++k) {
@@ -267,12 +297,11 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
       converged_ = true;
       break;
     }
-    auto direction = H_gradient.defined() ? -H_gradient : -matrix_times(hessian_, gradient);
+    auto direction = H_gradient.defined() ? -H_gradient : -inverse_hessian_times(gradient);
     H_gradient = torch::Tensor();
     double slope = scalar_product(gradient, direction);
     if (!(slope < 0)) {  // not a descent direction (rounding in H): restart from steepest descent
-      hessian_ = torch::eye(x.numel(), hessian_.options());
-      updates_ = 0;
+      restart_inverse_hessian(x.numel(), x.options());
       direction = -gradient;
       slope = scalar_product(gradient, direction);
     }
@@ -296,8 +325,7 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
         converged_ = true;
         break;
       }
-      hessian_ = torch::eye(x.numel(), hessian_.options());
-      updates_ = 0;
+      restart_inverse_hessian(x.numel(), x.options());
       continue;
     }
     torch::Tensor next_gradient;
@@ -330,14 +358,13 @@ torch::Tensor QuasiNewton::block_direction(const torch::Tensor& gradient) {
     // A unit step along -H g then moves the parameters by at most 1 in sum: the same first
     // step as step() takes, whatever the other blocks' scales.
     const double scale = std::min(1.0, 1 / gradient.abs().sum().item<double>());
-    hessian_ = torch::eye(gradient.numel(), gradient.options()) * scale;
-    updates_ = 0;
+    restart_inverse_hessian(gradient.numel(), gradient.options(), scale);
   };
-  if (!hessian_.defined()) restart();
-  auto direction = -matrix_times(hessian_, gradient);
+  if (options().memory() == 0 ? !hessian_.defined() : updates_ == 0) restart();
+  auto direction = -inverse_hessian_times(gradient);
   if (!(scalar_product(gradient, direction) < 0) && gradient.abs().max().item<double>() > 0) {
     restart();
-    direction = -matrix_times(hessian_, gradient);
+    direction = -inverse_hessian_times(gradient);
   }
   return direction;
 }
@@ -383,6 +410,10 @@ void QuasiNewton::save(torch::serialize::OutputArchive& archive) const {
   archive.write("iterations", number(static_cast<double>(iterations_)));
   archive.write("updates", number(static_cast<double>(updates_)));
   if (hessian_.defined()) archive.write("inverse_hessian", hessian_);
+  if (options().memory() > 0) {
+    history_.save(archive);
+    archive.write("fresh_scale", number(fresh_scale_));
+  }
 }
 
 void QuasiNewton::load(torch::serialize::InputArchive& archive) {
@@ -390,6 +421,10 @@ void QuasiNewton::load(torch::serialize::InputArchive& archive) {
   updates_ = static_cast<int64_t>(read_number(archive, "updates"));
   torch::Tensor hessian;
   if (archive.try_read("inverse_hessian", hessian)) hessian_ = hessian;
+  if (options().memory() > 0) {
+    history_.load(archive);
+    fresh_scale_ = read_number(archive, "fresh_scale");
+  }
 }
 
 }  // namespace tessera::train

@@ -28,36 +28,19 @@ std::unique_ptr<StageRunner> adam(const StagePlan&, const StageTools& tools) {
   return std::make_unique<AdamRunner>(tools);
 }
 
-std::unique_ptr<StageRunner> lbfgs(const StagePlan&, const StageTools& tools) {
+/// The quasi-Newton methods: one problem over the subdomains cut in space; per subdomain where
+/// a cut runs in time (time slabs train in order, each against its fixed past) or where there
+/// is no interface. `limited`: on the last `history` curvature pairs instead of a dense matrix.
+template <QuasiNewtonUpdate update, bool limited>
+std::unique_ptr<StageRunner> quasi_newton(const StagePlan& stage, const StageTools& tools) {
   const auto [in_space, in_time] = coupling(tools);
+  const int64_t memory = limited ? stage.history : 0;
+  if (in_space && !in_time) return std::make_unique<JointQuasiNewtonRunner>(tools, update, memory);
   QuasiNewtonMethod method;
-  method.make = [](const StagePlan& stage, std::vector<torch::Tensor> parameters) {
-    return std::make_unique<torch::optim::LBFGS>(std::move(parameters),
-                                                 torch::optim::LBFGSOptions(stage.lr)
-                                                     .history_size(stage.history)
-                                                     .tolerance_grad(stage.tolerance)
-                                                     .tolerance_change(1e-12)
-                                                     .line_search_fn("strong_wolfe"));
-  };
-  method.limit = [](torch::optim::Optimizer& optimizer, int64_t chunk) {
-    static_cast<torch::optim::LBFGSOptions&>(optimizer.param_groups()[0].options())
-        .max_iter(chunk)
-        .max_eval(chunk * 5 / 4 + 1);
-  };
-  return std::make_unique<SubdomainQuasiNewtonRunner>(tools, method, in_space || in_time);
-}
-
-/// BFGS and SSBroyden: one problem over the subdomains cut in space; per subdomain, like
-/// L-BFGS, where a cut runs in time (time slabs train in order, each against its fixed past).
-template <QuasiNewtonUpdate update>
-std::unique_ptr<StageRunner> dense(const StagePlan&, const StageTools& tools) {
-  const auto [in_space, in_time] = coupling(tools);
-  if (in_space && !in_time) return std::make_unique<JointQuasiNewtonRunner>(tools, update);
-  QuasiNewtonMethod method;
-  method.make = [](const StagePlan& stage, std::vector<torch::Tensor> parameters) {
+  method.make = [memory](const StagePlan& stage, std::vector<torch::Tensor> parameters) {
     return std::make_unique<QuasiNewton>(
         std::move(parameters),
-        QuasiNewtonOptions(update).lr(stage.lr).tolerance_grad(stage.tolerance));
+        QuasiNewtonOptions(update).lr(stage.lr).tolerance_grad(stage.tolerance).memory(memory));
   };
   method.limit = [](torch::optim::Optimizer& optimizer, int64_t chunk) {
     static_cast<QuasiNewtonOptions&>(optimizer.param_groups()[0].options()).max_iter(chunk);
@@ -72,9 +55,10 @@ struct RunnerEntry {
 
 const RunnerEntry runners[] = {
     {"adam", adam},
-    {"lbfgs", lbfgs},
-    {"bfgs", dense<QuasiNewtonUpdate::bfgs>},
-    {"ssbroyden", dense<QuasiNewtonUpdate::ssbroyden>},
+    {"lbfgs", quasi_newton<QuasiNewtonUpdate::bfgs, true>},
+    {"sslbfgs", quasi_newton<QuasiNewtonUpdate::ssbroyden, true>},
+    {"bfgs", quasi_newton<QuasiNewtonUpdate::bfgs, false>},
+    {"ssbroyden", quasi_newton<QuasiNewtonUpdate::ssbroyden, false>},
 };
 
 const RunnerEntry* find_runner(const std::string& optimizer) {

@@ -21,7 +21,7 @@ void SubdomainQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step)
   // Shared parameters, if any, ride in the subdomain's optimizer when the job trains one
   // subdomain; otherwise they hold still.
   const auto* shared = tools_.sync.parameters;
-  const bool with_shared = tools_.sync.parameters_in_lbfgs && shared;
+  const bool with_shared = tools_.sync.parameters_in_quasi_newton && shared;
   std::vector<std::vector<torch::Tensor>> trained;  // per owned subdomain
   for (auto* s : objective.owned()) {
     trained.push_back(s->network->parameters());

@@ -214,21 +214,25 @@ TEST_CASE("the per-subdomain quasi-Newton runner ends its chunks on log iteratio
   CHECK(bench.loss() < 0.5 * before);
 }
 
-TEST_CASE("the joint quasi-Newton runner minimises the sum and counts a converged stage whole") {
+TEST_CASE("the joint quasi-Newton runner minimises the sum, dense or on curvature pairs") {
   const auto world = Communicator::world();
-  Bench bench(world, world.rank(), world.size());
-  const double before = bench.loss();
-  const auto ssbroyden = stage("ssbroyden", 400);
-  train::JointQuasiNewtonRunner runner(bench.tools, train::QuasiNewtonUpdate::ssbroyden);
-  runner.run(ssbroyden, 0);
-  CHECK(bench.host.iteration() == 400);
-  CHECK(bench.loss() < 1e-2 * before);
-  // The same search on one rank holding every subdomain takes the same steps.
-  Bench alone(Communicator::self(), 0, 1);
-  train::JointQuasiNewtonRunner single(alone.tools, train::QuasiNewtonUpdate::ssbroyden);
-  single.run(ssbroyden, 0);
-  CHECK(alone.host.skipped == bench.host.skipped);
-  CHECK(alone.loss() == bench.loss());
+  // Dense SSBroyden, then SSL-BFGS on 10 pairs of the whole vector.
+  for (int64_t memory : {0, 10}) {
+    Bench bench(world, world.rank(), world.size());
+    const double before = bench.loss();
+    const auto finish = stage("ssbroyden", 120);
+    train::JointQuasiNewtonRunner runner(bench.tools, train::QuasiNewtonUpdate::ssbroyden, memory);
+    runner.run(finish, 0);
+    // A converged stage still counts its iterations.
+    CHECK(bench.host.iteration() == 120);
+    CHECK(bench.loss() < 1e-2 * before);
+    // The same search on one rank holding every subdomain takes the same steps.
+    Bench alone(Communicator::self(), 0, 1);
+    train::JointQuasiNewtonRunner single(alone.tools, train::QuasiNewtonUpdate::ssbroyden, memory);
+    single.run(finish, 0);
+    CHECK(alone.host.skipped == bench.host.skipped);
+    CHECK(alone.loss() == bench.loss());
+  }
 }
 
 TEST_CASE("a job's history is the same bits on one rank and spread over the ranks") {

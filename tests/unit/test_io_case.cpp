@@ -190,7 +190,7 @@ TEST_CASE("omitted keys take the documented defaults") {
   CHECK(c.training.collocation.resample_every == 100);
   CHECK(c.training.stages[0].lr == doctest::Approx(1e-3));
   CHECK(c.training.stages[1].lr == 1.0);
-  CHECK(c.training.stages[1].tolerance == doctest::Approx(1e-9));
+  CHECK(c.training.stages[1].tolerance == 1e-12);
   CHECK(c.training.log_every == 100);
   CHECK(c.training.checkpoint_every == 0);
   CHECK(c.output.directory == "results/p");
@@ -218,7 +218,7 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc["training"]["stages"][0]["history"] = 5;
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].history: not a key of an adam stage "
-        "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
+        "(only lbfgs and sslbfgs take it); adam takes 'optimizer', 'iterations', 'lr', "
         "'decay', 'warmup', 'clip', 'points', 'dtype', 'precision'");
 
   doc = minimal();
@@ -228,13 +228,13 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
         "(only adam takes it); ssbroyden takes 'optimizer', 'iterations', 'lr', "
         "'tolerance', 'points', 'dtype', 'precision', 'hessian'");
 
-  // The inverse Hessian's layout belongs to the dense quasi-Newton stages only.
+  // The curvature pairs' count belongs to the limited-memory stages only.
   doc = minimal();
-  doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}, {"hessian", "joint"}};
+  doc["training"]["stages"][0] = {{"optimizer", "bfgs"}, {"history", 20}};
   CHECK(error_of(doc) ==
-        "cases/p.json: training.stages[0].hessian: not a key of an lbfgs stage "
-        "(only bfgs and ssbroyden take it); lbfgs takes 'optimizer', 'iterations', 'lr', "
-        "'history', 'tolerance', 'points', 'dtype', 'precision'");
+        "cases/p.json: training.stages[0].history: not a key of a bfgs stage "
+        "(only lbfgs and sslbfgs take it); bfgs takes 'optimizer', 'iterations', 'lr', "
+        "'tolerance', 'points', 'dtype', 'precision', 'hessian'");
   doc = minimal();
   doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"hessian", "blocks"}};
   const auto blocks = io::case_from_json(doc, "cases/p.json", {});
@@ -296,7 +296,7 @@ TEST_CASE("an unknown enum value lists the valid ones") {
   doc["training"]["stages"][1]["optimizer"] = "sgd";
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[1].optimizer: expected one of \"adam\", "
-        "\"lbfgs\", \"bfgs\", \"ssbroyden\", got \"sgd\"");
+        "\"lbfgs\", \"sslbfgs\", \"bfgs\", \"ssbroyden\", got \"sgd\"");
 }
 
 TEST_CASE("a missing required key says what to add") {
@@ -638,17 +638,19 @@ TEST_CASE("residual-based redistribution: on by default, true takes the defaults
   CHECK(error_of(doc).find("did you mean 'every'") != std::string::npos);
 }
 
-TEST_CASE("a stage's dtype is read; bfgs and ssbroyden default to a tighter tolerance") {
+TEST_CASE("a stage's dtype is read; the quasi-Newton methods default to float64 and 1e-12") {
   json doc = minimal();
   doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"dtype", "float32"}};
   auto c = io::case_from_json(doc, "cases/p.json");
   CHECK(c.training.stages[0].optimizer == io::find_optimizer("ssbroyden"));
   CHECK(c.training.stages[0].dtype == io::FloatType::float32);
   CHECK(c.training.stages[0].tolerance == 1e-12);
-  doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}};
+  doc["training"]["stages"][0] = {{"optimizer", "sslbfgs"}, {"history", 7}};
   c = io::case_from_json(doc, "cases/p.json");
   CHECK_FALSE(c.training.stages[0].dtype);
-  CHECK(c.training.stages[0].tolerance == 1e-9);
+  CHECK(c.training.stages[0].optimizer->float64);
+  CHECK(c.training.stages[0].history == 7);
+  CHECK(c.training.stages[0].tolerance == 1e-12);
   doc["training"]["stages"][0] = {{"optimizer", "bfgs"}, {"dtype", "float16"}};
   CHECK(error_of(doc).rfind("cases/p.json: training.stages[0].dtype:", 0) == 0);
 }

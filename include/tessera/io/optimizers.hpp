@@ -19,7 +19,10 @@ struct OptimizerSpec {
   /// First order: takes a schedule (decay, warm-up), clipping and the divergence guard, and
   /// trains with causal weights.
   bool first_order;
-  /// Keeps a dense inverse Hessian: float64 by default, a size limit and a layout (`hessian`).
+  /// Trains in float64 unless the stage says otherwise.
+  bool float64;
+  /// Keeps a dense inverse Hessian: a size limit per subdomain (the limited-memory methods,
+  /// which take `history`, have none).
   bool dense_hessian;
 
   bool takes(const std::string& key) const;

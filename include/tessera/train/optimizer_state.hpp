@@ -1,6 +1,6 @@
 #pragma once
-/// Saving and restoring an optimizer's state (Adam's moments, L-BFGS's history) exactly, for
-/// checkpoints and the divergence guard.
+/// Saving and restoring an optimizer's state (Adam's moments, a quasi-Newton inverse Hessian or
+/// curvature pairs) exactly, for checkpoints and the divergence guard.
 #include <torch/optim/optimizer.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>

@@ -1,15 +1,17 @@
 #pragma once
-/// Quasi-Newton minimisation with a dense inverse Hessian: BFGS, and the self-scaled Broyden
-/// method (SSBroyden; Al-Baali & Khalfan; used for PINNs by Urban, Stefanou & Pons 2024) that
-/// rescales the approximation at every step so that it tracks the loss's curvature as the loss
-/// falls over many orders of magnitude. The search direction, the line search and the update
-/// are in double precision whatever the parameters' dtype; the inverse Hessian holds n^2
-/// doubles for n parameters, which suits networks of a few thousand parameters.
+/// Quasi-Newton minimisation: BFGS, and the self-scaled Broyden method (SSBroyden; Al-Baali &
+/// Khalfan; used for PINNs by Urban, Stefanou & Pons 2024) that rescales the approximation at
+/// every step so that it tracks the loss's curvature as the loss falls over many orders of
+/// magnitude. The search direction, the line search and the update are in double precision
+/// whatever the parameters' dtype. The inverse Hessian is dense (n^2 doubles for n parameters,
+/// which suits networks of a few thousand parameters) or, with `memory` m > 0, the last m
+/// curvature pairs (limited_memory.hpp: L-BFGS, and its self-scaled form for SSBroyden).
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
 #include <optional>
 
+#include "tessera/train/limited_memory.hpp"
 #include "tessera/train/strong_wolfe.hpp"
 
 namespace tessera::train {
@@ -28,6 +30,8 @@ struct QuasiNewtonOptions : public torch::optim::OptimizerCloneableOptions<Quasi
   TORCH_ARG(double, tolerance_grad) = 1e-12;
   /// Stop when a step changes no parameter by more than this times (1 + the largest one).
   TORCH_ARG(double, tolerance_change) = 1e-15;
+  /// 0: a dense inverse Hessian; m > 0: the last m curvature pairs.
+  TORCH_ARG(int64_t, memory) = 0;
 
  public:
   double get_lr() const override { return lr(); }
@@ -61,7 +65,9 @@ class QuasiNewton : public torch::optim::Optimizer {
                     double step_length);
   /// Forgets the block's curvature (the common line search found no lower point, or a
   /// row-distributed matrix restarts).
-  void block_restart() { hessian_ = torch::Tensor(), updates_ = 0; }
+  void block_restart() { hessian_ = torch::Tensor(), history_.clear(), updates_ = 0; }
+  /// The curvature pairs of a limited-memory method (a joint search drives every block's).
+  CurvatureHistory& history() { return history_; }
 
   /// For a driver that keeps one inverse Hessian over several blocks, distributed by rows: this
   /// optimizer holds the rows [offset, offset + its parameter count) of a `columns` x `columns`
@@ -94,12 +100,18 @@ class QuasiNewton : public torch::optim::Optimizer {
   /// Evaluates the closure: the loss and the flat double-precision gradient.
   double evaluate(const LossClosure& closure, torch::Tensor& gradient);
   /// H <- the update for the step s with gradient change y; `sBs` is s . B s (B = H^-1).
-  /// Returns the new H times `times` (undefined without it).
+  /// Returns the new H times `times` when the dense update computed it, else undefined.
   torch::Tensor update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y, double sBs,
                                        const torch::Tensor& times = {});
+  /// H v, dense or from the pairs.
+  torch::Tensor inverse_hessian_times(const torch::Tensor& v) const;
+  /// H <- `scale` I (dense) or no pairs (limited memory, which then applies `scale` itself).
+  void restart_inverse_hessian(int64_t n, const torch::TensorOptions& options, double scale = 1);
 
-  torch::Tensor hessian_;   ///< inverse Hessian approximation [n, n] (or its rows), float64
-  torch::Tensor gradient_;  ///< at the current parameters, float64
+  torch::Tensor hessian_;     ///< inverse Hessian approximation [n, n] (or its rows), float64
+  CurvatureHistory history_;  ///< instead, with memory > 0
+  double fresh_scale_ = 1;    ///< limited memory: H = this times I while there is no pair
+  torch::Tensor gradient_;    ///< at the current parameters, float64
   double loss_ = 0;
   int64_t iterations_ = 0;
   int64_t updates_ = 0;  ///< inverse-Hessian updates so far (the first one also scales H)

@@ -37,16 +37,18 @@ class SubdomainQuasiNewtonRunner : public StageRunner {
   bool exchanges_;
 };
 
-/// BFGS or SSBroyden over subdomains coupled in space (joint_quasi_newton_runner.cpp).
+/// BFGS or SSBroyden over subdomains coupled in space, with a dense inverse Hessian or
+/// (`memory` > 0) a limited-memory one (joint_quasi_newton_runner.cpp).
 class JointQuasiNewtonRunner : public StageRunner {
  public:
-  JointQuasiNewtonRunner(const StageTools& tools, QuasiNewtonUpdate update)
-      : tools_(tools), update_(update) {}
+  JointQuasiNewtonRunner(const StageTools& tools, QuasiNewtonUpdate update, int64_t memory = 0)
+      : tools_(tools), update_(update), memory_(memory) {}
   void run(const StagePlan& stage, int64_t first_step) override;
 
  private:
   StageTools tools_;
   QuasiNewtonUpdate update_;
+  int64_t memory_;
 };
 
 }  // namespace tessera::train

@@ -36,10 +36,10 @@ struct GradientSync {
   const physics::SharedParameters* parameters = nullptr;
   /// Sums the parameters' gradients over the world each step (null on one rank).
   parallel::GradientAllReduce* parameter_sum = nullptr;
-  /// L-BFGS runs per subdomain, so shared parameters can join it only when the job trains a
-  /// single subdomain (ranks that own nothing then copy the owner's values after every chunk);
-  /// otherwise they hold still during L-BFGS stages.
-  bool parameters_in_lbfgs = false;
+  /// A quasi-Newton stage run per subdomain can move shared parameters only when the job trains
+  /// a single subdomain (ranks that own nothing then copy the owner's values after every chunk);
+  /// otherwise they hold still during quasi-Newton stages.
+  bool parameters_in_quasi_newton = false;
   /// The ranks of the group share the points out by slices (fbpinn): each evaluates its own
   /// slices and every sum over the group (gradients, loss figures, the balancing probes) runs
   /// slice by slice in order, in place of the two all-reduces above.
