@@ -297,9 +297,10 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
                          << "\" keeps a dense inverse Hessian of " << largest << "^2 doubles ("
                          << gib(block) << " GiB) for subdomain " << largest_id
                          << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
-                         << " GiB; use \"sslbfgs\" (the same self-scaled finish on its last "
-                            "curvature pairs, no size limit) or split the domain into more "
-                            "subdomains");
+                         << " GiB; split the domain into more subdomains (each keeps its own "
+                            "smaller matrix), or use \"lbfgs\" (no size limit, but less accurate "
+                            "than ssbroyden per iteration: docs/benchmarks.md, \"Quasi-Newton "
+                            "finish\")");
     // The joint matrix gives each subdomain the rows of its parameters over all columns.
     const double rows = 8.0 * static_cast<double>(largest) * static_cast<double>(total);
     const bool fits = rows <= dense_hessian_limit_bytes;

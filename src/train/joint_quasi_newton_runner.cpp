@@ -50,7 +50,7 @@ class JointSearch {
  public:
   /// `memory`: the pairs a limited-memory method keeps (0: a dense inverse Hessian).
   JointSearch(const StageTools& tools, const StagePlan& stage, std::vector<QuasiNewton*> blocks,
-              int64_t memory, QuasiNewtonUpdate update);
+              int64_t memory);
   /// Runs the stage from `first_step`; returns the steps done (fewer when it converged).
   int64_t run(int64_t first_step);
 
@@ -82,9 +82,9 @@ class JointSearch {
   /// The pairs' geometry as every rank holds it (a rank without blocks too), from the first
   /// subdomain's block. Collective.
   PairGeometry shared_geometry();
-  /// Adds the accepted step's pair to the whole-vector history.
+  /// Adds the accepted step's pair to the whole-vector history. Collective.
   void add_pair(const std::vector<torch::Tensor>& steps,
-                const std::vector<torch::Tensor>& gradient_changes, double t);
+                const std::vector<torch::Tensor>& gradient_changes);
   /// Updates the inverse Hessian with the accepted step to `next` at length `t`; returns the
   /// largest step and parameter entries per owned block.
   std::vector<std::vector<double>> update(const JointPoint& next,
@@ -98,7 +98,6 @@ class JointSearch {
   std::vector<QuasiNewton*> blocks_;
   std::size_t n_;
   int64_t memory_;
-  QuasiNewtonUpdate update_;
   PairGeometry geometry_;  ///< whole_pairs(): the pairs' scalars and products
   /// Parameter counts of every subdomain (in subdomain order), for the row-distributed matrix.
   std::vector<int64_t> offsets_;
@@ -112,13 +111,12 @@ class JointSearch {
 };
 
 JointSearch::JointSearch(const StageTools& tools, const StagePlan& stage,
-                         std::vector<QuasiNewton*> blocks, int64_t memory, QuasiNewtonUpdate update)
+                         std::vector<QuasiNewton*> blocks, int64_t memory)
     : tools_(tools),
       stage_(stage),
       blocks_(std::move(blocks)),
       n_(blocks_.size()),
       memory_(memory),
-      update_(update),
       geometry_(memory),
       next_product_(n_) {
   if (whole_pairs()) geometry_ = shared_geometry();
@@ -201,18 +199,14 @@ PairGeometry JointSearch::shared_geometry() {
 }
 
 void JointSearch::add_pair(const std::vector<torch::Tensor>& steps,
-                           const std::vector<torch::Tensor>& gradient_changes, double t) {
-  // The new vectors' products with every kept pair's and with themselves, and s.g, in one sum.
+                           const std::vector<torch::Tensor>& gradient_changes) {
+  // The new vectors' products with every kept pair's and with themselves, in one sum.
   std::vector<std::vector<double>> figures(n_);
   for (std::size_t i = 0; i < n_; ++i)
-    figures[i] =
-        pair_figures(blocks_[i]->history(), steps[i], gradient_changes[i], here_.gradient[i]);
+    figures[i] = pair_figures(blocks_[i]->history(), steps[i], gradient_changes[i]);
   const std::size_t kept = geometry_.size();
-  const auto dots = totals(figures, 4 * kept + 4, /*largest=*/false);
-  // B s = t B d = -t g along d = -H g.
-  const double sBs = -t * dots[4 * kept + 3];
-  const auto scalars = pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2], sBs,
-                                    update_ == QuasiNewtonUpdate::ssbroyden, geometry_);
+  const auto dots = totals(figures, 4 * kept + 3, /*largest=*/false);
+  const auto scalars = pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2]);
   if (!scalars) return;
   for (std::size_t i = 0; i < n_; ++i)
     blocks_[i]->history().push(steps[i], gradient_changes[i], *scalars, dots);
@@ -287,7 +281,7 @@ std::vector<std::vector<double>> JointSearch::update(const JointPoint& next,
     return change;
   }
   if (whole_pairs()) {
-    add_pair(steps, gradient_changes, t);
+    add_pair(steps, gradient_changes);
     return change;
   }
   next_whole_gradient_ = gather(next.gradient);
@@ -366,8 +360,7 @@ void JointQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step) {
   }
   // Shared parameters hold still (several subdomains).
   tools_.host.adopt(optimizer_pointers(), /*shared_last=*/false);
-  const int64_t done =
-      JointSearch(tools_, stage, std::move(blocks), memory_, update_).run(first_step);
+  const int64_t done = JointSearch(tools_, stage, std::move(blocks), memory_).run(first_step);
   // A converged stage still counts its iterations, like the per-subdomain optimizers.
   if (!tools_.host.stopping() && done < stage.iterations) tools_.host.skip(stage.iterations - done);
 }

@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "archive_numbers.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::train {
 namespace {
 
-torch::Tensor number(double value) { return torch::full({}, value, torch::kFloat64); }
-
-double read_number(torch::serialize::InputArchive& archive, const std::string& key) {
-  torch::Tensor t;
-  archive.read(key, t);
-  return t.item<double>();
-}
+using detail::archived_number;
+using detail::read_archived_number;
 
 double local_dot(const torch::Tensor& a, const torch::Tensor& b) { return a.dot(b).item<double>(); }
 
@@ -73,7 +69,7 @@ void PairGeometry::clear() {
 std::vector<double> PairGeometry::flat() const {
   std::vector<double> flat{static_cast<double>(size())};
   for (std::size_t i = 0; i < size(); ++i) {
-    flat.insert(flat.end(), {scalars_[i].rho, scalars_[i].tau, scalars_[i].gamma});
+    flat.insert(flat.end(), {scalars_[i].rho, scalars_[i].gamma});
     for (const auto& entry : dots_[i]) flat.insert(flat.end(), entry.begin(), entry.end());
   }
   return flat;
@@ -84,8 +80,8 @@ void PairGeometry::set_flat(const std::vector<double>& flat) {
   std::size_t k = 0;
   const auto count = static_cast<std::size_t>(flat.at(k++));
   for (std::size_t i = 0; i < count; ++i) {
-    scalars_.push_back({flat.at(k), flat.at(k + 1), flat.at(k + 2)});
-    k += 3;
+    scalars_.push_back({flat.at(k), flat.at(k + 1)});
+    k += 2;
     std::deque<std::array<double, 4>> row;
     for (std::size_t j = 0; j <= i; ++j, k += 4)
       row.push_back({flat.at(k), flat.at(k + 1), flat.at(k + 2), flat.at(k + 3)});
@@ -93,21 +89,11 @@ void PairGeometry::set_flat(const std::vector<double>& flat) {
   }
 }
 
-std::optional<PairScalars> pair_scalars(double sy, double yy, double sBs, bool self_scaled,
-                                        const PairGeometry& before) {
+std::optional<PairScalars> pair_scalars(double sy, double yy) {
   // Without positive curvature along the step the update would lose positive definiteness.
   if (!(sy > 1e-300) || !(yy > 0)) return std::nullopt;
-  PairScalars scalars;
-  scalars.rho = 1 / sy;
-  if (!self_scaled || before.empty()) {
-    // The base follows the newest pair (Liu & Nocedal); a self-scaled history takes its first.
-    scalars.gamma = sy / yy;
-    return scalars;
-  }
-  const double b = sBs / sy;
-  scalars.tau = b > 0 && std::isfinite(b) ? std::min(1.0, 1 / b) : 1.0;
-  scalars.gamma = before.scalars(before.size() - 1).gamma;
-  return scalars;
+  // The base follows the newest pair (Liu & Nocedal).
+  return PairScalars{1 / sy, sy / yy};
 }
 
 void CurvatureHistory::push(torch::Tensor s, torch::Tensor y, const PairScalars& scalars,
@@ -129,7 +115,7 @@ void CurvatureHistory::save(torch::serialize::OutputArchive& archive) const {
     archive.write("history." + std::to_string(i) + ".s", pieces_[i].first);
     archive.write("history." + std::to_string(i) + ".y", pieces_[i].second);
   }
-  archive.write("history.pairs", number(static_cast<double>(pieces_.size())));
+  archive.write("history.pairs", archived_number(static_cast<double>(pieces_.size())));
 }
 
 void CurvatureHistory::load(torch::serialize::InputArchive& archive) {
@@ -139,7 +125,7 @@ void CurvatureHistory::load(torch::serialize::InputArchive& archive) {
   const auto values = flat.contiguous();
   geometry_.set_flat(
       std::vector<double>(values.data_ptr<double>(), values.data_ptr<double>() + values.numel()));
-  const auto count = static_cast<std::size_t>(read_number(archive, "history.pairs"));
+  const auto count = static_cast<std::size_t>(read_archived_number(archive, "history.pairs"));
   for (std::size_t i = 0; i < count; ++i) {
     torch::Tensor s, y;
     archive.read("history." + std::to_string(i) + ".s", s);
@@ -149,13 +135,12 @@ void CurvatureHistory::load(torch::serialize::InputArchive& archive) {
 }
 
 std::vector<double> pair_figures(const CurvatureHistory& block, const torch::Tensor& s,
-                                 const torch::Tensor& y, const torch::Tensor& gradient) {
+                                 const torch::Tensor& y) {
   std::vector<double> figures;
   for (std::size_t j = 0; j < block.geometry().size(); ++j)
     figures.insert(figures.end(), {local_dot(s, block.s(j)), local_dot(s, block.y(j)),
                                    local_dot(y, block.s(j)), local_dot(y, block.y(j))});
-  figures.insert(figures.end(), {local_dot(s, s), local_dot(s, y), local_dot(y, y),
-                                 gradient.defined() ? local_dot(s, gradient) : 0.0});
+  figures.insert(figures.end(), {local_dot(s, s), local_dot(s, y), local_dot(y, y)});
   return figures;
 }
 
@@ -183,9 +168,7 @@ Pieces history_times(const PairGeometry& geometry,
   }
   x.scale(geometry.scalars(m - 1).gamma);
   for (std::size_t i = 0; i < m; ++i) {
-    const auto& scalars = geometry.scalars(i);
-    if (scalars.tau != 1) x.scale(1 / scalars.tau);
-    const double beta = scalars.rho * dot_with(geometry, with_v, i, true, x);
+    const double beta = geometry.scalars(i).rho * dot_with(geometry, with_v, i, true, x);
     x.s[i] += alpha[i] - beta;
   }
   Pieces product;

@@ -11,19 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "archive_numbers.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::train {
 namespace {
 
-torch::Tensor number(double value) { return torch::full({}, value, torch::kFloat64); }
-
-double read_number(torch::serialize::InputArchive& archive, const std::string& key) {
-  torch::Tensor t;
-  archive.read(key, t);
-  return t.item<double>();
-}
+using detail::archived_number;
+using detail::read_archived_number;
 
 double scalar_product(const torch::Tensor& a, const torch::Tensor& b) {
   return a.dot(b).item<double>();
@@ -147,7 +143,10 @@ torch::Tensor low_rank_update(torch::Tensor& H, double scale, const std::vector<
 QuasiNewton::QuasiNewton(std::vector<torch::Tensor> parameters, QuasiNewtonOptions options)
     : Optimizer({torch::optim::OptimizerParamGroup(std::move(parameters))},
                 std::make_unique<QuasiNewtonOptions>(options)),
-      history_(options.memory()) {}
+      history_(options.memory()) {
+  TESSERA_ASSERT(options.memory() == 0 || options.update() == QuasiNewtonUpdate::bfgs,
+                 "curvature pairs are kept for BFGS only");
+}
 
 torch::Tensor QuasiNewton::inverse_hessian_times(const torch::Tensor& v) const {
   if (options().memory() == 0) return matrix_times(hessian_, v);
@@ -213,9 +212,7 @@ torch::Tensor QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const 
   if (options().memory() > 0) {
     const auto figures = pair_figures(history_, s, y);
     const std::size_t kept = history_.geometry().size();
-    const auto scalars =
-        pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2], sBs,
-                     options().update() == QuasiNewtonUpdate::ssbroyden, history_.geometry());
+    const auto scalars = pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2]);
     if (scalars) history_.push(s, y, *scalars, figures), ++updates_;
     return {};
   }
@@ -407,23 +404,23 @@ torch::Tensor QuasiNewton::rows_update(const torch::Tensor& s, const torch::Tens
 }
 
 void QuasiNewton::save(torch::serialize::OutputArchive& archive) const {
-  archive.write("iterations", number(static_cast<double>(iterations_)));
-  archive.write("updates", number(static_cast<double>(updates_)));
+  archive.write("iterations", archived_number(static_cast<double>(iterations_)));
+  archive.write("updates", archived_number(static_cast<double>(updates_)));
   if (hessian_.defined()) archive.write("inverse_hessian", hessian_);
   if (options().memory() > 0) {
     history_.save(archive);
-    archive.write("fresh_scale", number(fresh_scale_));
+    archive.write("fresh_scale", archived_number(fresh_scale_));
   }
 }
 
 void QuasiNewton::load(torch::serialize::InputArchive& archive) {
-  iterations_ = static_cast<int64_t>(read_number(archive, "iterations"));
-  updates_ = static_cast<int64_t>(read_number(archive, "updates"));
+  iterations_ = static_cast<int64_t>(read_archived_number(archive, "iterations"));
+  updates_ = static_cast<int64_t>(read_archived_number(archive, "updates"));
   torch::Tensor hessian;
   if (archive.try_read("inverse_hessian", hessian)) hessian_ = hessian;
   if (options().memory() > 0) {
     history_.load(archive);
-    fresh_scale_ = read_number(archive, "fresh_scale");
+    fresh_scale_ = read_archived_number(archive, "fresh_scale");
   }
 }
 

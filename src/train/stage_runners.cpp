@@ -30,7 +30,8 @@ std::unique_ptr<StageRunner> adam(const StagePlan&, const StageTools& tools) {
 
 /// The quasi-Newton methods: one problem over the subdomains cut in space; per subdomain where
 /// a cut runs in time (time slabs train in order, each against its fixed past) or where there
-/// is no interface. `limited`: on the last `history` curvature pairs instead of a dense matrix.
+/// is no interface. `limited`: on the last `history` curvature pairs instead of a dense matrix
+/// (L-BFGS).
 template <QuasiNewtonUpdate update, bool limited>
 std::unique_ptr<StageRunner> quasi_newton(const StagePlan& stage, const StageTools& tools) {
   const auto [in_space, in_time] = coupling(tools);
@@ -56,7 +57,6 @@ struct RunnerEntry {
 const RunnerEntry runners[] = {
     {"adam", adam},
     {"lbfgs", quasi_newton<QuasiNewtonUpdate::bfgs, true>},
-    {"sslbfgs", quasi_newton<QuasiNewtonUpdate::ssbroyden, true>},
     {"bfgs", quasi_newton<QuasiNewtonUpdate::bfgs, false>},
     {"ssbroyden", quasi_newton<QuasiNewtonUpdate::ssbroyden, false>},
 };

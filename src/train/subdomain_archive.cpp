@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "archive_numbers.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/train/optimizer_state.hpp"
@@ -36,13 +37,8 @@ core::Rng::State decode(const torch::Tensor& tensor) {
   return state;
 }
 
-torch::Tensor scalar(double value) { return torch::full({}, value, torch::kFloat64); }
-
-double read_scalar(InputArchive& archive, const std::string& key) {
-  torch::Tensor t;
-  archive.read(key, t);
-  return t.item<double>();
-}
+using detail::archived_number;
+using detail::read_archived_number;
 
 std::string group_key(std::size_t g, const char* what) {
   return "group" + std::to_string(g) + "." + what;
@@ -53,7 +49,8 @@ void save_groups(const SubdomainModel& model, OutputArchive& archive) {
     const auto& group = *model.groups[g];
     if (auto origin = group.sample_origin()) {
       archive.write(group_key(g, "origin"), encode(*origin));
-      archive.write(group_key(g, "points"), scalar(static_cast<double>(group.point_count())));
+      archive.write(group_key(g, "points"),
+                    archived_number(static_cast<double>(group.point_count())));
     }
     // Points redistributed by their residual: the stream state alone cannot redraw them.
     // Nor can it say where the stream stands after the draw: that is kept too.
@@ -73,7 +70,7 @@ void load_groups(InputArchive& archive, SubdomainModel& model) {
     auto* equations = dynamic_cast<physics::EquationGroup*>(&group);
     if (equations)
       equations->set_point_count(
-          static_cast<int64_t>(read_scalar(archive, group_key(g, "points"))));
+          static_cast<int64_t>(read_archived_number(archive, group_key(g, "points"))));
     group.resample_from(decode(origin));
     torch::Tensor adapted, stream;
     if (equations && archive.try_read(group_key(g, "adapted"), adapted)) {
@@ -103,8 +100,8 @@ std::shared_ptr<OutputArchive> save_subdomain(const SubdomainModel& model,
       archive->write("interface" + std::to_string(k) + ".origin", encode(*origin));
   save_groups(model, *archive);
   if (slot < guard.size()) {
-    archive->write("guard.lr_factor", scalar(guard.lr_factor(slot)));
-    archive->write("guard.failures", scalar(guard.failures(slot)));
+    archive->write("guard.lr_factor", archived_number(guard.lr_factor(slot)));
+    archive->write("guard.failures", archived_number(guard.failures(slot)));
   }
   return archive;
 }
@@ -118,7 +115,7 @@ void load_subdomain(InputArchive& archive, SubdomainModel& model, DivergenceGuar
   torch::Tensor factor;
   if (archive.try_read("guard.lr_factor", factor))
     guard.restore(slot, factor.item<double>(),
-                  static_cast<int>(read_scalar(archive, "guard.failures")));
+                  static_cast<int>(read_archived_number(archive, "guard.failures")));
   for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
     torch::Tensor origin;
     if (archive.try_read("interface" + std::to_string(k) + ".origin", origin))

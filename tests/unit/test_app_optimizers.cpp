@@ -19,7 +19,7 @@ TEST_CASE("every optimizer the case format names has a stage runner") {
   CHECK_FALSE(train::has_runner("sgd"));
   CHECK(io::find_optimizer("sgd") == nullptr);
   CHECK(io::find_optimizer("lbfgs")->float64);
-  CHECK_FALSE(io::find_optimizer("sslbfgs")->dense_hessian);
+  CHECK_FALSE(io::find_optimizer("lbfgs")->dense_hessian);
   CHECK(io::find_optimizer("ssbroyden")->dense_hessian);
   CHECK(io::find_optimizer("adam")->first_order);
 }

@@ -218,7 +218,7 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc["training"]["stages"][0]["history"] = 5;
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].history: not a key of an adam stage "
-        "(only lbfgs and sslbfgs take it); adam takes 'optimizer', 'iterations', 'lr', "
+        "(only lbfgs takes it); adam takes 'optimizer', 'iterations', 'lr', "
         "'decay', 'warmup', 'clip', 'points', 'dtype', 'precision'");
 
   doc = minimal();
@@ -233,7 +233,7 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc["training"]["stages"][0] = {{"optimizer", "bfgs"}, {"history", 20}};
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[0].history: not a key of a bfgs stage "
-        "(only lbfgs and sslbfgs take it); bfgs takes 'optimizer', 'iterations', 'lr', "
+        "(only lbfgs takes it); bfgs takes 'optimizer', 'iterations', 'lr', "
         "'tolerance', 'points', 'dtype', 'precision', 'hessian'");
   doc = minimal();
   doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"hessian", "blocks"}};
@@ -296,7 +296,7 @@ TEST_CASE("an unknown enum value lists the valid ones") {
   doc["training"]["stages"][1]["optimizer"] = "sgd";
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages[1].optimizer: expected one of \"adam\", "
-        "\"lbfgs\", \"sslbfgs\", \"bfgs\", \"ssbroyden\", got \"sgd\"");
+        "\"lbfgs\", \"bfgs\", \"ssbroyden\", got \"sgd\"");
 }
 
 TEST_CASE("a missing required key says what to add") {
@@ -645,7 +645,7 @@ TEST_CASE("a stage's dtype is read; the quasi-Newton methods default to float64 
   CHECK(c.training.stages[0].optimizer == io::find_optimizer("ssbroyden"));
   CHECK(c.training.stages[0].dtype == io::FloatType::float32);
   CHECK(c.training.stages[0].tolerance == 1e-12);
-  doc["training"]["stages"][0] = {{"optimizer", "sslbfgs"}, {"history", 7}};
+  doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}, {"history", 7}};
   c = io::case_from_json(doc, "cases/p.json");
   CHECK_FALSE(c.training.stages[0].dtype);
   CHECK(c.training.stages[0].optimizer->float64);

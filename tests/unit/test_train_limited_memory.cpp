@@ -1,6 +1,6 @@
 // The limited-memory inverse Hessian (train/limited_memory.hpp): the two-loop recursion against
 // the matrix its recursion defines, the secant condition, the memory bound, the pair scalars,
-// pieces, and the limited-memory quasi-Newton optimizer on a quadratic and across a checkpoint.
+// pieces, and L-BFGS on a quadratic and across a checkpoint.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -38,7 +38,7 @@ torch::Tensor times(const CurvatureHistory& history, const torch::Tensor& v) {
 
 /// Pairs of steps along random directions of the quadratic with Hessian `A`, pushed with their
 /// scalars; `dense` receives the matrix the recursion defines.
-CurvatureHistory history_of(const torch::Tensor& A, int pairs, int64_t memory, bool self_scaled,
+CurvatureHistory history_of(const torch::Tensor& A, int pairs, int64_t memory,
                             torch::Tensor& dense) {
   CurvatureHistory history(memory);
   torch::manual_seed(5);
@@ -48,13 +48,10 @@ CurvatureHistory history_of(const torch::Tensor& A, int pairs, int64_t memory, b
   for (int k = 0; k < pairs; ++k) {
     const auto s = torch::randn({kSize}, torch::kFloat64);
     const auto y = A.mv(s);
-    // s.B s with B the current approximation's inverse, as a line search knows it.
-    const double sBs = s.dot(torch::linalg_solve(dense, s, true)).item<double>();
     const auto figures = pair_figures(history, s, y);
     const std::size_t before = history.geometry().size();
     CHECK(figures[4 * before + 1] == doctest::Approx(s.dot(y).item<double>()));
-    const auto scalars = pair_scalars(figures[4 * before + 1], figures[4 * before + 2], sBs,
-                                      self_scaled, history.geometry());
+    const auto scalars = pair_scalars(figures[4 * before + 1], figures[4 * before + 2]);
     REQUIRE(scalars);
     history.push(s, y, *scalars, figures);
     kept.emplace_back(s, y);
@@ -66,7 +63,7 @@ CurvatureHistory history_of(const torch::Tensor& A, int pairs, int64_t memory, b
       const auto& [si, yi] = kept[i];
       const auto& scalars_i = geometry.scalars(i);
       const auto V = eye - scalars_i.rho * torch::outer(yi, si);
-      dense = V.t().mm(dense).mm(V) / scalars_i.tau + scalars_i.rho * torch::outer(si, si);
+      dense = V.t().mm(dense).mm(V) + scalars_i.rho * torch::outer(si, si);
     }
   }
   return history;
@@ -76,9 +73,9 @@ CurvatureHistory history_of(const torch::Tensor& A, int pairs, int64_t memory, b
 
 TEST_CASE("the two-loop recursion applies the matrix its pairs define") {
   const auto A = spd_matrix();
-  for (bool self_scaled : {false, true}) {
+  {
     torch::Tensor dense;
-    const auto history = history_of(A, 5, 10, self_scaled, dense);
+    const auto history = history_of(A, 5, 10, dense);
     const auto v = torch::randn({kSize}, torch::kFloat64);
     CHECK(torch::allclose(times(history, v), dense.mv(v), 1e-12, 1e-12));
     // The secant condition holds for the newest pair: H y = s.
@@ -87,23 +84,16 @@ TEST_CASE("the two-loop recursion applies the matrix its pairs define") {
   }
 }
 
-TEST_CASE("the self-scaled history scales older curvature by tau and keeps its first base") {
+TEST_CASE("the base follows the newest pair and the geometry survives its flat form") {
   const auto A = spd_matrix();
   torch::Tensor dense;
-  const auto history = history_of(A, 6, 10, /*self_scaled=*/true, dense);
+  const auto history = history_of(A, 6, 10, dense);
   const auto& geometry = history.geometry();
-  CHECK(geometry.scalars(0).tau == 1);
-  for (std::size_t i = 0; i < geometry.size(); ++i) {
-    CHECK(geometry.scalars(i).tau > 0);
-    CHECK(geometry.scalars(i).tau <= 1);
-    CHECK(geometry.scalars(i).gamma == geometry.scalars(0).gamma);
-  }
-  // The plain history rescales its base by the newest pair.
-  const auto plain = history_of(A, 6, 10, /*self_scaled=*/false, dense);
-  const auto& flat = plain.geometry();
-  for (std::size_t i = 0; i < flat.size(); ++i) CHECK(flat.scalars(i).tau == 1);
-  CHECK(flat.scalars(flat.size() - 1).gamma != flat.scalars(0).gamma);
-  // The geometry survives its flat form.
+  const std::size_t newest = geometry.size() - 1;
+  const double sy = history.s(newest).dot(history.y(newest)).item<double>();
+  const double yy = history.y(newest).dot(history.y(newest)).item<double>();
+  CHECK(geometry.scalars(newest).gamma == doctest::Approx(sy / yy));
+  CHECK(geometry.scalars(newest).rho == doctest::Approx(1 / sy));
   PairGeometry copy(10);
   copy.set_flat(geometry.flat());
   CHECK(copy.flat() == geometry.flat());
@@ -112,7 +102,7 @@ TEST_CASE("the self-scaled history scales older curvature by tau and keeps its f
 TEST_CASE("the history keeps its last pairs and refuses negative curvature") {
   const auto A = spd_matrix();
   torch::Tensor dense;
-  const auto history = history_of(A, 9, 4, /*self_scaled=*/false, dense);
+  const auto history = history_of(A, 9, 4, dense);
   CHECK(history.geometry().size() == 4);
   const auto v = torch::randn({kSize}, torch::kFloat64);
   CHECK(torch::allclose(times(history, v), dense.mv(v), 1e-12, 1e-12));
@@ -121,20 +111,18 @@ TEST_CASE("the history keeps its last pairs and refuses negative curvature") {
     for (std::size_t j = 0; j < 4; ++j)
       CHECK(history.geometry().dot(i, true, j, false) ==
             doctest::Approx(history.y(i).dot(history.s(j)).item<double>()));
-  CHECK_FALSE(pair_scalars(-1.0, 1.0, 1.0, false, PairGeometry(4)));
-  CHECK_FALSE(pair_scalars(0.0, 1.0, 1.0, true, PairGeometry(4)));
-  PairGeometry one(4);
-  one.push(PairScalars{1, 1, 0.25}, {1, 1, 1});
-  const auto scaled = pair_scalars(2.0, 4.0, 8.0, true, one);
-  REQUIRE(scaled);
-  CHECK(scaled->tau == doctest::Approx(0.25));  // min(1, s.y / s.B s)
-  CHECK(scaled->gamma == 0.25);
+  CHECK_FALSE(pair_scalars(-1.0, 1.0));
+  CHECK_FALSE(pair_scalars(0.0, 1.0));
+  const auto scalars = pair_scalars(2.0, 4.0);
+  REQUIRE(scalars);
+  CHECK(scalars->rho == 0.5);
+  CHECK(scalars->gamma == 0.5);
 }
 
 TEST_CASE("a vector cut into pieces gives the product of the whole, piece by piece") {
   const auto A = spd_matrix();
   torch::Tensor dense;
-  const auto whole = history_of(A, 5, 10, /*self_scaled=*/true, dense);
+  const auto whole = history_of(A, 5, 10, dense);
   CurvatureHistory first(10), second(10);
   const auto flat = whole.geometry().flat();
   PairGeometry geometry(10);
@@ -161,7 +149,8 @@ TEST_CASE("the limited-memory optimizer minimises a quadratic and continues from
   const auto A = spd_matrix();
   const auto b = torch::linspace(-1, 1, kSize, torch::kFloat64);
   const auto solution = torch::linalg_solve(A, b, true);
-  for (auto update : {QuasiNewtonUpdate::bfgs, QuasiNewtonUpdate::ssbroyden}) {
+  {
+    const auto update = QuasiNewtonUpdate::bfgs;
     auto x = torch::zeros({kSize}, torch::kFloat64).requires_grad_();
     QuasiNewton optimizer({x}, QuasiNewtonOptions(update).memory(5).max_iter(6));
     const auto closure = [&] {

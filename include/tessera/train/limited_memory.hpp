@@ -4,14 +4,8 @@
 /// Liu & Nocedal 1989). Memory and work are O(m n) for n parameters, so the method has no size
 /// ceiling.
 ///
-/// Plain (L-BFGS): H_{k+1} = V_k^T H_k V_k + rho_k s_k s_k^T, V_k = I - rho_k y_k s_k^T,
-/// rho_k = 1 / s_k.y_k, with gamma = s.y / y.y of the newest pair.
-///
-/// Self-scaled (the SSBFGS member of the self-scaled Broyden family on this history):
-/// H_{k+1} = V_k^T H_k V_k / tau_k + rho_k s_k s_k^T with tau_k = min(1, s_k.y_k / s_k.B_k s_k),
-/// which enlarges H where it overestimates the curvature along the step, so the approximation
-/// keeps pace with a loss that falls over many orders of magnitude. gamma is the first pair's
-/// s.y / y.y since the last restart (the dense methods' first scaling) and stays as the base.
+/// H_{k+1} = V_k^T H_k V_k + rho_k s_k s_k^T, V_k = I - rho_k y_k s_k^T, rho_k = 1 / s_k.y_k,
+/// with gamma = s.y / y.y of the newest pair.
 ///
 /// The recursion runs on coefficients: every vector it forms is a combination of v and the
 /// pairs' vectors, so it needs only the dot products among the pairs (kept as the pairs come,
@@ -39,7 +33,6 @@ using BlockSum =
 /// The scalars a new pair shares across blocks.
 struct PairScalars {
   double rho = 0;    ///< 1 / s.y
-  double tau = 1;    ///< the scaling of the history before this pair
   double gamma = 1;  ///< the base H0 = gamma I from this pair on
 };
 
@@ -70,10 +63,9 @@ class PairGeometry {
   std::deque<std::deque<std::array<double, 4>>> dots_;
 };
 
-/// The scalars of the pair (s, y) from s.y, y.y and s.B s (B = H^-1 before the update), after
-/// `before`; nullopt (no update) when s.y is not positive.
-std::optional<PairScalars> pair_scalars(double sy, double yy, double sBs, bool self_scaled,
-                                        const PairGeometry& before);
+/// The scalars of the pair (s, y) from s.y and y.y; nullopt (no update) when s.y is not
+/// positive.
+std::optional<PairScalars> pair_scalars(double sy, double yy);
 
 /// One block's pieces of the pairs' vectors, with its copy of the geometry (checkpoints).
 class CurvatureHistory {
@@ -98,10 +90,10 @@ class CurvatureHistory {
 };
 
 /// The per-block figures to sum for a new pair's geometry: the products of the new pieces `s`
-/// and `y` with every kept pair's and with themselves (PairGeometry::push's order), then s.g
-/// for `gradient` (s.B s follows from it along a quasi-Newton direction). 4 m + 4 figures.
+/// and `y` with every kept pair's and with themselves (PairGeometry::push's order). 4 m + 3
+/// figures.
 std::vector<double> pair_figures(const CurvatureHistory& block, const torch::Tensor& s,
-                                 const torch::Tensor& y, const torch::Tensor& gradient = {});
+                                 const torch::Tensor& y);
 
 /// H v for the inverse Hessian of `geometry` whose vectors the blocks hold (`v`: one piece per
 /// block, as the result). One call of `sum`.

@@ -5,7 +5,7 @@
 /// magnitude. The search direction, the line search and the update are in double precision
 /// whatever the parameters' dtype. The inverse Hessian is dense (n^2 doubles for n parameters,
 /// which suits networks of a few thousand parameters) or, with `memory` m > 0, the last m
-/// curvature pairs (limited_memory.hpp: L-BFGS, and its self-scaled form for SSBroyden).
+/// curvature pairs (limited_memory.hpp; BFGS only: L-BFGS).
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>

@@ -37,8 +37,8 @@ class SubdomainQuasiNewtonRunner : public StageRunner {
   bool exchanges_;
 };
 
-/// BFGS or SSBroyden over subdomains coupled in space, with a dense inverse Hessian or
-/// (`memory` > 0) a limited-memory one (joint_quasi_newton_runner.cpp).
+/// BFGS or SSBroyden over subdomains coupled in space, with a dense inverse Hessian, or L-BFGS
+/// (`memory` > 0 curvature pairs; joint_quasi_newton_runner.cpp).
 class JointQuasiNewtonRunner : public StageRunner {
  public:
   JointQuasiNewtonRunner(const StageTools& tools, QuasiNewtonUpdate update, int64_t memory = 0)
