@@ -56,7 +56,9 @@ class JointSearch {
 
  private:
   /// The function and the owned gradients at the current parameters. Collective.
-  JointPoint evaluate();
+  /// With `direction`, also the slope along it (`slope`), summed in the same reduction as F.
+  JointPoint evaluate(const std::vector<torch::Tensor>* direction = nullptr,
+                      double* slope = nullptr);
   /// `width` figures per owned block -> their totals over the job (`largest`: the maxima).
   std::vector<double> totals(const std::vector<std::vector<double>>& per_block, std::size_t width,
                              bool largest);
@@ -146,7 +148,7 @@ double JointSearch::total(const std::function<double(std::size_t)>& figure, bool
   return totals(per_block, 1, largest)[0];
 }
 
-JointPoint JointSearch::evaluate() {
+JointPoint JointSearch::evaluate(const std::vector<torch::Tensor>* direction, double* slope) {
   for (auto* block : blocks_) block->zero_grad();
   JointPoint point;
   SubdomainValues parts;
@@ -158,7 +160,16 @@ JointPoint JointSearch::evaluate() {
   for (std::size_t i = 0; i < n_; ++i) values[i] = parts[i].first + 0.5 * parts[i].second;
   tools_.reduction.sum_shares(tools_.objective.parameters(), values);
   for (auto* block : blocks_) point.gradient.push_back(block->flat_gradient());
-  point.value = total([&](std::size_t i) { return values[i]; });
+  // One reduction for F and the slope: every collective costs latency, most where ranks share
+  // cores.
+  std::vector<std::vector<double>> figures(n_);
+  for (std::size_t i = 0; i < n_; ++i) {
+    figures[i] = {values[i]};
+    if (direction) figures[i].push_back(dot_double(point.gradient[i], (*direction)[i]));
+  }
+  const auto sums = totals(figures, direction ? 2 : 1, /*largest=*/false);
+  point.value = sums[0];
+  if (direction) *slope = sums[1];
   return point;
 }
 
@@ -316,9 +327,9 @@ int64_t JointSearch::run(int64_t first_step) {
     std::vector<std::pair<double, JointPoint>> seen;
     const auto along = [&](double t) {
       for (std::size_t i = 0; i < n_; ++i) blocks_[i]->set_parameters(x_[i] + d[i] * t);
-      seen.emplace_back(t, evaluate());
-      const auto& point = seen.back().second;
-      return LineSample{t, point.value, slope(point.gradient, d)};
+      double slope_there = 0;
+      seen.emplace_back(t, evaluate(&d, &slope_there));
+      return LineSample{t, seen.back().second.value, slope_there};
     };
     StrongWolfeOptions search;
     search.tolerance_change = QuasiNewtonOptions().tolerance_change();

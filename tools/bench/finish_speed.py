@@ -3,7 +3,7 @@
 optimizers on one case, side by side in one invocation.
 
     /usr/bin/python3 tools/bench/finish_speed.py --case cases/validation/burgers.json \\
-        before:ssbroyden=/tmp/old/tessera now:ssbroyden=build/tessera now:sslbfgs=build/tessera
+        before:ssbroyden=/tmp/old/tessera now:ssbroyden=build/tessera now:lbfgs=build/tessera
 
 Each entry NAME:OPTIMIZER=BINARY trains the case with its own stages, cut to --adam Adam
 iterations and --iterations finish iterations with OPTIMIZER (the case's second stage keeps its
