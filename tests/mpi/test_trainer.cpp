@@ -216,23 +216,28 @@ TEST_CASE("the per-subdomain quasi-Newton runner ends its chunks on log iteratio
 
 TEST_CASE("the joint quasi-Newton runner minimises the sum, dense or on curvature pairs") {
   const auto world = Communicator::world();
-  // Dense BFGS, then L-BFGS on 10 pairs of the whole vector.
-  for (int64_t memory : {0, 10}) {
-    Bench bench(world, world.rank(), world.size());
-    const double before = bench.loss();
-    const auto finish = stage("bfgs", 120);
-    train::JointQuasiNewtonRunner runner(bench.tools, train::QuasiNewtonUpdate::bfgs, memory);
-    runner.run(finish, 0);
-    // A converged stage still counts its iterations.
-    CHECK(bench.host.iteration() == 120);
-    CHECK(bench.loss() < 1e-2 * before);
-    // The same search on one rank holding every subdomain takes the same steps.
-    Bench alone(Communicator::self(), 0, 1);
-    train::JointQuasiNewtonRunner single(alone.tools, train::QuasiNewtonUpdate::bfgs, memory);
-    single.run(finish, 0);
-    CHECK(alone.host.skipped == bench.host.skipped);
-    CHECK(alone.loss() == bench.loss());
-  }
+  // Dense BFGS and L-BFGS on 10 pairs, each as one inverse Hessian over the whole vector and
+  // as one per subdomain ("hessian": "blocks").
+  for (int64_t memory : {0, 10})
+    for (bool joint : {true, false}) {
+      CAPTURE(memory);
+      CAPTURE(joint);
+      Bench bench(world, world.rank(), world.size());
+      const double before = bench.loss();
+      auto finish = stage("bfgs", 80);
+      finish.joint_hessian = joint;
+      train::JointQuasiNewtonRunner runner(bench.tools, train::QuasiNewtonUpdate::bfgs, memory);
+      runner.run(finish, 0);
+      // A converged stage still counts its iterations.
+      CHECK(bench.host.iteration() == 80);
+      CHECK(bench.loss() < 1e-2 * before);
+      // The same search on one rank holding every subdomain takes the same steps.
+      Bench alone(Communicator::self(), 0, 1);
+      train::JointQuasiNewtonRunner single(alone.tools, train::QuasiNewtonUpdate::bfgs, memory);
+      single.run(finish, 0);
+      CHECK(alone.host.skipped == bench.host.skipped);
+      CHECK(alone.loss() == bench.loss());
+    }
 }
 
 TEST_CASE("a job's history is the same bits on one rank and spread over the ranks") {

@@ -32,9 +32,9 @@ struct StagePlan {
   /// The networks, points and shared parameters are converted to this at the stage's start.
   torch::Dtype dtype = torch::kFloat32;
   Products products = Products::dtype;
-  /// bfgs/ssbroyden across subdomains coupled in space: one dense inverse Hessian over all of
-  /// them, distributed by rows (each subdomain's optimizer holds its parameters' rows), instead
-  /// of one block per subdomain.
+  /// Quasi-Newton across subdomains coupled in space: one inverse Hessian over all of them (a
+  /// dense one distributed by rows, each subdomain's optimizer holding its parameters' rows, or
+  /// the curvature pairs of the whole vector), instead of one per subdomain.
   bool joint_hessian = false;
 };
 
