@@ -114,20 +114,36 @@ torch::Tensor run_forward(const torch::Tensor& features, at::TensorList paramete
   });
 }
 
+// Networks' tensors given apart ([W_0 of every network, b_0 of every network, W_1, ...], `groups`
+// networks) stacked per layer, as the kernels read them: a copy, off the graph. Gradients then
+// go from the node to each network's own tensors, so the sums a network's gradient is made of
+// do not depend on which other networks share the call.
+std::vector<torch::Tensor> stack_apart(at::TensorList parameters, int64_t groups) {
+  std::vector<torch::Tensor> stacks;
+  for (std::size_t first = 0; first < parameters.size(); first += static_cast<std::size_t>(groups))
+    stacks.push_back(torch::stack(parameters.slice(first, static_cast<std::size_t>(groups))));
+  return stacks;
+}
+
 // Non-tensor arguments travel through saved_data, the shape encoded (detail::encode).
 // Saved tensors: the parameters, the blocked features, then each hidden layer's blocked
 // pre-activation (undefined where recomputed) and primitives.
 class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
  public:
+  // `apart` > 0: `parameters` holds each of that many networks' tensors on their own (see
+  // stack_apart); 0: stacked per layer.
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& features,
                                at::TensorList parameters, std::vector<int64_t> group_rows,
                                const torch::Tensor& order, int64_t activation,
-                               std::vector<int64_t> shape_code) {
+                               std::vector<int64_t> shape_code, int64_t apart) {
     Activations saved;
+    const auto stacks = apart > 0
+                            ? stack_apart(parameters, apart)
+                            : std::vector<torch::Tensor>(parameters.begin(), parameters.end());
     const auto out =
-        run_forward(features, parameters, group_rows, order,
-                    static_cast<nn::Activation>(activation), detail::decode(shape_code), saved);
-    std::vector<torch::Tensor> keep(parameters.begin(), parameters.end());
+        run_forward(features, stacks, group_rows, order, static_cast<nn::Activation>(activation),
+                    detail::decode(shape_code), saved);
+    std::vector<torch::Tensor> keep(stacks.begin(), stacks.end());
     keep.push_back(saved.features);
     for (std::size_t l = 0; l < saved.pre.size(); ++l) {
       keep.push_back(saved.pre[l]);
@@ -136,7 +152,8 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
     ctx->save_for_backward(keep);
     ctx->saved_data["activation"] = activation;
     ctx->saved_data["shape"] = shape_code;
-    ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
+    ctx->saved_data["parameters"] = static_cast<int64_t>(stacks.size());
+    ctx->saved_data["apart"] = apart;
     ctx->saved_data["points"] = features.size(1);
     ctx->saved_data["group_rows"] = group_rows;
     ctx->saved_data["order"] = order;
@@ -176,9 +193,16 @@ class NetworkStreams : public torch::autograd::Function<NetworkStreams> {
                                          grad_out);
         });
     variable_list result{torch::Tensor()};
-    for (std::size_t k = 0; k < parameter_grads.size(); ++k)
-      result.push_back(parameter_grads[k].reshape(parameters[k].sizes()));
-    result.resize(result.size() + 4);  // group rows, order, activation, shape
+    const int64_t apart = ctx->saved_data["apart"].toInt();
+    for (std::size_t k = 0; k < parameter_grads.size(); ++k) {
+      const auto grad = parameter_grads[k].reshape(parameters[k].sizes());
+      if (apart == 0) {
+        result.push_back(grad);
+        continue;
+      }
+      for (int64_t g = 0; g < apart; ++g) result.push_back(grad[g]);
+    }
+    result.resize(result.size() + 5);  // group rows, order, activation, shape, apart
     return result;
   }
 };
@@ -206,28 +230,20 @@ torch::Tensor network_streams_cpu(const torch::Tensor& features,
   return grouped_network_streams_cpu(features, weights, biases, activation, layout, {}, {});
 }
 
-torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
-                                          const std::vector<torch::Tensor>& weights,
-                                          const std::vector<torch::Tensor>& biases,
-                                          nn::Activation activation, const StreamLayout& layout,
-                                          const std::vector<int64_t>& group_rows,
-                                          const torch::Tensor& order) {
+namespace {
+
+// The node (with a graph) or its forward alone over `parameters`: stacked per layer
+// (`apart` 0) or each of `apart` networks' tensors on their own (see stack_apart).
+torch::Tensor streams(const torch::Tensor& features, const std::vector<torch::Tensor>& parameters,
+                      int64_t apart, nn::Activation activation, const StreamLayout& layout,
+                      const std::vector<int64_t>& group_rows, const torch::Tensor& order) {
   TESSERA_ASSERT(features.dim() == 3 && features.size(0) == layout.count(),
                  "network_streams_cpu: features must be [" << layout.count() << ", n, f], got "
                                                            << features.sizes());
   TESSERA_ASSERT(detail::cpu_kernel_applies(features),
                  "network_streams_cpu: CPU float32/float64 only");
-  const auto groups = std::max<int64_t>(1, static_cast<int64_t>(group_rows.size()));
-  std::vector<torch::Tensor> parameters;
   bool needs_graph = false;
-  for (std::size_t l = 0; l < weights.size(); ++l) {
-    TESSERA_ASSERT(weights[l].numel() == groups * weights[l].size(-1) * weights[l].size(-2) &&
-                       biases[l].numel() == groups * weights[l].size(-2),
-                   "network_streams_cpu: one weight matrix and bias per group");
-    parameters.push_back(weights[l]);
-    parameters.push_back(biases[l]);
-    needs_graph = needs_graph || weights[l].requires_grad() || biases[l].requires_grad();
-  }
+  for (const auto& p : parameters) needs_graph = needs_graph || p.requires_grad();
   const auto input = features.detach().contiguous();
   // Empty for the identity: autograd takes every tensor argument as an input, and wants it defined.
   auto rows = torch::empty({0}, torch::kLong);
@@ -240,10 +256,52 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
   const auto shape = detail::shape_of(layout);
   if (torch::GradMode::is_enabled() && needs_graph)
     return NetworkStreams::apply(input, at::TensorList(parameters), group_rows, rows,
-                                 static_cast<int64_t>(activation), detail::encode(shape));
+                                 static_cast<int64_t>(activation), detail::encode(shape), apart);
   torch::NoGradGuard no_grad;
   Activations saved;
-  return run_forward(input, parameters, group_rows, rows, activation, shape, saved);
+  const auto stacks = apart > 0 ? stack_apart(parameters, apart) : parameters;
+  return run_forward(input, stacks, group_rows, rows, activation, shape, saved);
+}
+
+}  // namespace
+
+torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
+                                          const std::vector<torch::Tensor>& weights,
+                                          const std::vector<torch::Tensor>& biases,
+                                          nn::Activation activation, const StreamLayout& layout,
+                                          const std::vector<int64_t>& group_rows,
+                                          const torch::Tensor& order) {
+  const auto groups = std::max<int64_t>(1, static_cast<int64_t>(group_rows.size()));
+  std::vector<torch::Tensor> parameters;
+  for (std::size_t l = 0; l < weights.size(); ++l) {
+    TESSERA_ASSERT(weights[l].numel() == groups * weights[l].size(-1) * weights[l].size(-2) &&
+                       biases[l].numel() == groups * weights[l].size(-2),
+                   "network_streams_cpu: one weight matrix and bias per group");
+    parameters.push_back(weights[l]);
+    parameters.push_back(biases[l]);
+  }
+  return streams(features, parameters, 0, activation, layout, group_rows, order);
+}
+
+torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
+                                          const std::vector<std::vector<torch::Tensor>>& weights,
+                                          const std::vector<std::vector<torch::Tensor>>& biases,
+                                          nn::Activation activation, const StreamLayout& layout,
+                                          const std::vector<int64_t>& group_rows) {
+  const auto groups = static_cast<int64_t>(group_rows.size());
+  std::vector<torch::Tensor> parameters;
+  for (std::size_t l = 0; l < weights.size(); ++l) {
+    TESSERA_ASSERT(static_cast<int64_t>(weights[l].size()) == groups &&
+                       static_cast<int64_t>(biases[l].size()) == groups,
+                   "network_streams_cpu: one weight matrix and bias per group");
+    for (const auto* list : {&weights[l], &biases[l]})
+      for (const auto& p : *list) {
+        TESSERA_ASSERT(p.sizes() == (*list)[0].sizes(),
+                       "network_streams_cpu: the networks of a call share their shapes");
+        parameters.push_back(p);
+      }
+  }
+  return streams(features, parameters, groups, activation, layout, group_rows, {});
 }
 
 }  // namespace tessera::autodiff::taylor

@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "kernels/elementwise.hpp"
-#include "parameter_stacks.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -304,7 +303,6 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
   auto features = torch::zeros({layout.count(), total, width},
                                groups.front().xs.front().options().requires_grad(false));
   std::vector<int64_t> group_rows;
-  std::vector<const nn::MlpImpl*> networks;
   std::vector<std::vector<torch::Tensor>> weights, biases;  // [layer][group]
   int64_t row = 0;
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -322,7 +320,6 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
       rows += x.size(0);
     }
     group_rows.push_back(rows);
-    networks.push_back(&network);
     const auto [w, b] = effective_parameters(network);
     weights.resize(w.size());
     biases.resize(b.size());
@@ -331,13 +328,8 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
       biases[layer].push_back(b[layer]);
     }
   }
-  // Stacked at the call, or once per SharedStacks scope: reading each network's tensors where
-  // they lie instead was no faster with a few networks and slower with many (docs/benchmarks.md,
-  // "Tried and not kept").
-  const auto [stacked_weights, stacked_biases] = stacked(networks, weights, biases);
-  const auto out = taylor::grouped_network_streams_cpu(features, stacked_weights, stacked_biases,
-                                                       groups.front().network->options().activation,
-                                                       layout, group_rows);
+  const auto out = taylor::grouped_network_streams_cpu(
+      features, weights, biases, groups.front().network->options().activation, layout, group_rows);
   std::vector<int64_t> where;
   row = 0;
   for (std::size_t g = 0; g < groups.size(); ++g)

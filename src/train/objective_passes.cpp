@@ -3,7 +3,6 @@
 #include <chrono>
 #include <thread>
 
-#include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/finite.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -139,9 +138,6 @@ LocalLoss Objective::subdomain_pass(std::size_t i) {
 
 LocalLoss Objective::exchange_and_loss(const Pass& pass) {
   if (pass.values) pass.values->assign(owned_.size(), {0.0, 0.0});
-  // The parameters are fixed until the loss is assembled: every network call of it shares one
-  // stack of a rank's subdomain weights.
-  const autodiff::SharedStacks shared_stacks;
   std::vector<Parts> layout;
   std::vector<bool> graph;
   for (auto* model : owned_) {

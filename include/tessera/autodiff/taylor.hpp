@@ -56,34 +56,6 @@ std::vector<std::vector<Partials>> taylor_partials_grouped(
     const std::vector<NetworkPoints>& groups,
     const std::vector<std::vector<std::set<Partial>>>& requested, bool create_graph);
 
-/// While one lives on a thread, the grouped evaluations there (taylor_partials_grouped) of the
-/// same networks in the same grad mode share one stack of their weights and biases: the calls
-/// of one loss evaluation (interface sides, equations, walls) then make one stack and, in the
-/// backward, one unstacking node per layer instead of one of each per call. Stacking only copies,
-/// so the values are the same; the gradients are the same sums, added in the backward's order.
-/// Only networks whose weights and biases are the parameters themselves (no weight factorisation
-/// or adaptive slopes in between) share: a stack's backward keeps nothing, so every backward pass
-/// of the scope's graphs may run through it. The parameters must not change while it lives.
-class SharedStacks {
- public:
-  SharedStacks();
-  ~SharedStacks();
-  SharedStacks(const SharedStacks&) = delete;
-  SharedStacks& operator=(const SharedStacks&) = delete;
-
-  struct Stack {
-    std::vector<const nn::MlpImpl*> networks;
-    bool graph = false;
-    std::vector<torch::Tensor> weights, biases;  ///< per layer, [G, out, in] and [G, out]
-  };
-  /// The innermost live scope on this thread, or null.
-  static SharedStacks* current();
-  std::vector<Stack> stacks;
-
- private:
-  SharedStacks* outer_;
-};
-
 /// Whether the forward engine can compute `requested` for an FBPINN: every partial of order
 /// <= 2 whose output and axes exist.
 bool taylor_supports(const nn::FbpinnOptions& options, const std::set<Partial>& requested);

@@ -146,4 +146,17 @@ torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
                                           const std::vector<int64_t>& group_rows,
                                           const torch::Tensor& order = {});
 
+/// grouped_network_streams_cpu with every network's own tensors, `weights` and `biases`
+/// [layer][group] (the same shapes for every group), in place of stacks: the node stacks copies
+/// for its kernels and hands each network's gradient to that network's tensors, so a network's
+/// gradient is made of the same sums whichever other networks share the call. Stacks made
+/// outside would be one autograd node per set of networks, through which a network's
+/// contributions from several calls are added in a grouping that depends on those sets (and so
+/// on how subdomains are spread over the ranks).
+torch::Tensor grouped_network_streams_cpu(const torch::Tensor& features,
+                                          const std::vector<std::vector<torch::Tensor>>& weights,
+                                          const std::vector<std::vector<torch::Tensor>>& biases,
+                                          nn::Activation activation, const StreamLayout& layout,
+                                          const std::vector<int64_t>& group_rows);
+
 }  // namespace tessera::autodiff::taylor
