@@ -130,8 +130,12 @@ int64_t batch_points(const io::Case& c) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::floor(sets.largest / parts)));
 }
 
+double gpu_memory_limit_bytes(double free_bytes, int ranks_sharing) {
+  return free_bytes / std::max(1, ranks_sharing);
+}
+
 void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
-                           const geometry::Box& space) {
+                           const geometry::Box& space, const std::string& limit_source) {
   const std::size_t dims = c.coordinates.size() + (c.time ? 1 : 0);
   const double subdomains = static_cast<double>(subdomain_count(c));
   const double per_rank = std::ceil(subdomains / std::max(1, ranks));
@@ -240,13 +244,13 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
     text << b / gib;
     return text.str();
   };
-  TESSERA_FAIL(
-      c.file << ": " << largest.key << ": the run would need about " << in_gib(total)
-             << " GiB per rank, " << in_gib(largest.bytes) << " GiB of it for " << largest.what
-             << " (" << static_cast<int64_t>(per_rank) << " subdomain(s) per rank on " << ranks
-             << " rank(s)" << (subdomains > 1 ? " from decomposition.split" : "")
-             << "), above the limit of " << in_gib(limit_bytes)
-             << " GiB (this machine's memory, or TESSERA_MEMORY_PER_RANK); " << largest.fix);
+  TESSERA_FAIL(c.file << ": " << largest.key << ": the run would need about " << in_gib(total)
+                      << " GiB per rank, " << in_gib(largest.bytes) << " GiB of it for "
+                      << largest.what << " (" << static_cast<int64_t>(per_rank)
+                      << " subdomain(s) per rank on " << ranks << " rank(s)"
+                      << (subdomains > 1 ? " from decomposition.split" : "")
+                      << "), above the limit of " << in_gib(limit_bytes) << " GiB (" << limit_source
+                      << "); " << largest.fix);
 }
 
 }  // namespace tessera::app

@@ -5,6 +5,7 @@
 #include "tessera/app/checkpointing.hpp"
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
+#include "tessera/app/device_check.hpp"
 #include "tessera/app/evaluation.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/app/rank_models.hpp"
@@ -84,6 +85,7 @@ int run_command(const CommandLine& line) {
   // 2. The case, the problem, the decomposition and the plan; then the output folder, locked
   //    for this run, checked against what it already holds, and the checkpoint to continue.
   const Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
+  check_devices(comm, setup, console);
   const auto& c = setup.input;
   prepare_output_directory(comm, c.output.directory);
   const RunClaim claim = claim_output_folder(comm, setup, line, console);

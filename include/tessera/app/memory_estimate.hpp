@@ -3,6 +3,7 @@
 /// output grid would not fit in memory is refused with one line naming the key, the estimate and
 /// the limit, from `tessera check` as from `tessera run`.
 #include <cstdint>
+#include <string>
 
 #include "tessera/geometry/box.hpp"
 #include "tessera/io/case.hpp"
@@ -21,10 +22,15 @@ double pass_bytes_per_point(const io::Case& c);
 /// pass_bytes_per_point), 0 without training.batch.
 int64_t batch_points(const io::Case& c);
 
+/// The memory one rank may use on its GPU: the device's free memory at the start, shared
+/// evenly by the `ranks_sharing` ranks that train on it.
+double gpu_memory_limit_bytes(double free_bytes, int ranks_sharing);
+
 /// Throws when the estimated memory of one of `ranks` ranks exceeds `limit_bytes`; the message
-/// names the key whose share is largest. `space` is the bounding box of the spatial domain, which
-/// sizes an output mesh.
-void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
-                           const geometry::Box& space);
+/// names the key whose share is largest and `limit_source` (what the limit is). `space` is the
+/// bounding box of the spatial domain, which sizes an output mesh.
+void check_memory_estimate(
+    const io::Case& c, int ranks, double limit_bytes, const geometry::Box& space,
+    const std::string& limit_source = "this machine's memory, or TESSERA_MEMORY_PER_RANK");
 
 }  // namespace tessera::app
