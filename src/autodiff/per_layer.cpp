@@ -56,9 +56,13 @@ void streams_backward_generic(const torch::Tensor& grad, const torch::Tensor& pr
     const auto g = grad.narrow(0, 1 + firsts, seconds);
     grad_pre.narrow(0, 1 + firsts, seconds).copy_(g * d[1]);
     const auto g2 = g * d[2];
+    // Pair j's terms added to its two first-order streams one pair after the other, in
+    // index_add's order: a CUDA index_add with repeated indices adds by atomics, in no fixed
+    // order, and the determinism rule holds on GPUs too.
     auto first_grads = grad_pre.narrow(0, 1, firsts);
-    first_grads.index_add_(0, p_index, g2 * zq);
-    first_grads.index_add_(0, q_index, g2 * zp);
+    const auto to_p = g2 * zq, to_q = g2 * zp;
+    for (int64_t j = 0; j < seconds; ++j) first_grads[p[static_cast<std::size_t>(j)]] += to_p[j];
+    for (int64_t j = 0; j < seconds; ++j) first_grads[q[static_cast<std::size_t>(j)]] += to_q[j];
     value += (g * zp * zq).sum(0) * d[3] + (g * pre.narrow(0, 1 + firsts, seconds)).sum(0) * d[2];
   }
   for (std::size_t k = 0; k < shape.laplacians.size(); ++k) {
