@@ -22,6 +22,7 @@ std::string usage() {
          "folder\n"
          "  --restart auto     (run) continue the folder's checkpoint (same case), or start "
          "fresh when there is none\n"
+         "  --restart FOLDER   (run) continue from that checkpoint folder (any rank count)\n"
          "  --overwrite        (run) replace the results of an earlier run in the output folder\n"
          "  --ranks N          partition, check: for N ranks (default: the job's size)\n"
          "  --help, --version\n"
@@ -36,7 +37,9 @@ CommandLine parse_command_line(int argc, char** argv) {
   CommandLine line;
   std::vector<std::string> args(argv + 1, argv + argc);
   TESSERA_CHECK(!args.empty(), "no command given\n" << usage());
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  // `tessera run --help` asks for help as `tessera --help` does, wherever the flag stands.
+  const auto asks_help = [](const std::string& a) { return a == "--help" || a == "-h"; };
+  if (args[0] == "help" || std::any_of(args.begin(), args.end(), asks_help)) {
     line.command = Command::help;
     return line;
   }

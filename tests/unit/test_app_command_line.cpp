@@ -1,0 +1,45 @@
+// The command line: commands, options, and help wherever it is asked for.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tessera/app/command_line.hpp"
+#include "tessera/core/error.hpp"
+
+using namespace tessera;
+
+namespace {
+
+app::CommandLine parse(std::vector<std::string> words) {
+  words.insert(words.begin(), "tessera");
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  return app::parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("help is given wherever --help or -h stands") {
+  for (const auto& words : std::vector<std::vector<std::string>>{
+           {"--help"}, {"-h"}, {"help"}, {"run", "--help"}, {"check", "case.json", "-h"}})
+    CHECK(parse(words).command == app::Command::help);
+}
+
+TEST_CASE("run takes the case, overrides, a restart and --overwrite") {
+  const auto line = parse({"run", "case.json", "--set", "seed=2", "--restart", "out/checkpoints/1"});
+  CHECK(line.command == app::Command::run);
+  CHECK(line.case_file == "case.json");
+  CHECK(line.overrides == std::vector<std::string>{"seed=2"});
+  CHECK(line.restart == "out/checkpoints/1");
+  CHECK_THROWS_WITH_AS(parse({"run", "case.json", "--restart"}),
+                       doctest::Contains("latest, auto, or a checkpoint folder"), Error);
+  CHECK_THROWS_WITH_AS(parse({"run", "case.json", "--restat", "latest"}),
+                       doctest::Contains("--restart"), Error);
+}
+
+TEST_CASE("the usage text names every form of --restart") {
+  const std::string text = app::usage();
+  for (const char* form : {"--restart latest", "--restart auto", "--restart FOLDER"})
+    CHECK_MESSAGE(text.find(form) != std::string::npos, form);
+}
