@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -46,6 +48,62 @@ double parameters(const io::NetworkSpec& network, std::size_t inputs, std::size_
 
 }  // namespace
 
+std::optional<double> cgroup_limit_value(const std::string& text) {
+  std::istringstream in(text);
+  std::string word;
+  if (!(in >> word) || word == "max" || word.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const double value = std::stod(word);
+  // cgroup v1 writes "no limit" as the largest page-aligned 64-bit count.
+  if (value >= 0x1p60) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string> cgroup_limit_files(const std::string& proc_self_cgroup) {
+  std::vector<std::string> files;
+  std::istringstream in(proc_self_cgroup);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "hierarchy:controllers:path": v2 is "0::/path", v1's memory controller "N:memory:/path".
+    const auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    const bool v2 = controllers.empty();
+    if (!v2 && ("," + controllers + ",").find(",memory,") == std::string::npos) continue;
+    const std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const std::string name = v2 ? "/memory.max" : "/memory.limit_in_bytes";
+    // The job's limit may sit on an ancestor of the task's group (Slurm: job, then step).
+    while (true) {
+      files.push_back(root + (path == "/" ? "" : path) + name);
+      if (path.empty() || path == "/") break;
+      path = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1));
+    }
+  }
+  return files;
+}
+
+namespace {
+
+// The smallest limit of the control groups this process is in, if any.
+std::optional<double> job_memory_limit() {
+  std::ifstream self("/proc/self/cgroup");
+  std::ostringstream groups;
+  groups << self.rdbuf();
+  std::optional<double> smallest;
+  for (const auto& file : cgroup_limit_files(groups.str())) {
+    std::ifstream in(file);
+    if (!in) continue;
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (const auto limit = cgroup_limit_value(text.str()))
+      smallest = smallest ? std::min(*smallest, *limit) : *limit;
+  }
+  return smallest;
+}
+
+}  // namespace
+
 double memory_limit_bytes() {
   if (const char* text = std::getenv("TESSERA_MEMORY_PER_RANK")) {
     const auto value = core::parse_byte_size(text);
@@ -54,7 +112,10 @@ double memory_limit_bytes() {
                                                        "with K, M, G or T, e.g. 16G");
     return *value;
   }
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  const double physical =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  const auto job = job_memory_limit();
+  return job ? std::min(physical, *job) : physical;
 }
 
 namespace {

@@ -27,7 +27,8 @@ TEST_CASE("help is given wherever --help or -h stands") {
 }
 
 TEST_CASE("run takes the case, overrides, a restart and --overwrite") {
-  const auto line = parse({"run", "case.json", "--set", "seed=2", "--restart", "out/checkpoints/1"});
+  const auto line =
+      parse({"run", "case.json", "--set", "seed=2", "--restart", "out/checkpoints/1"});
   CHECK(line.command == app::Command::run);
   CHECK(line.case_file == "case.json");
   CHECK(line.overrides == std::vector<std::string>{"seed=2"});

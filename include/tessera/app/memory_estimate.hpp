@@ -3,7 +3,9 @@
 /// output grid would not fit in memory is refused with one line naming the key, the estimate and
 /// the limit, from `tessera check` as from `tessera run`.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tessera/geometry/box.hpp"
 #include "tessera/io/case.hpp"
@@ -11,8 +13,18 @@
 namespace tessera::app {
 
 /// The memory one rank may use: TESSERA_MEMORY_PER_RANK (bytes, or with a K/M/G/T suffix) when
-/// set, else the machine's physical memory. Throws on a malformed value.
+/// set, else the machine's physical memory or the memory limit of the job's control group
+/// (Slurm's --mem), whichever is smaller. Throws on a malformed value.
 double memory_limit_bytes();
+
+/// A control group's memory limit from the text of its memory.max (cgroup v2: bytes or "max")
+/// or memory.limit_in_bytes (v1: bytes, a huge count meaning none); nullopt for no limit.
+std::optional<double> cgroup_limit_value(const std::string& text);
+
+/// The limit files to read for a process whose /proc/self/cgroup holds `proc_self_cgroup`: the
+/// memory limit file of its group and of every ancestor (a job's limit may sit on an ancestor of
+/// the task's group), for cgroup v2 and v1.
+std::vector<std::string> cgroup_limit_files(const std::string& proc_self_cgroup);
 
 /// Bytes one collocation point holds during a training pass: its value and first and second
 /// derivative streams through every hidden layer, kept for the backward pass.
@@ -31,6 +43,7 @@ double gpu_memory_limit_bytes(double free_bytes, int ranks_sharing);
 /// bounding box of the spatial domain, which sizes an output mesh.
 void check_memory_estimate(
     const io::Case& c, int ranks, double limit_bytes, const geometry::Box& space,
-    const std::string& limit_source = "this machine's memory, or TESSERA_MEMORY_PER_RANK");
+    const std::string& limit_source =
+        "this machine's memory or the job's limit, or TESSERA_MEMORY_PER_RANK");
 
 }  // namespace tessera::app
