@@ -25,10 +25,17 @@ std::string shared_file(const std::string& directory) {
 }
 
 /// Fault injection for the tests: TESSERA_FAULT=<fault>@<iteration> names a fault and the
-/// checkpoint it strikes.
+/// checkpoint it strikes; <fault>_from@<iteration> strikes that checkpoint and every later one.
 bool fault_at(const char* fault, int64_t iteration) {
   const char* chosen = std::getenv("TESSERA_FAULT");
-  return chosen && std::string(chosen) == std::string(fault) + "@" + std::to_string(iteration);
+  if (!chosen) return false;
+  const std::string text = chosen;
+  if (text == std::string(fault) + "@" + std::to_string(iteration)) return true;
+  const std::string from = std::string(fault) + "_from@";
+  if (text.rfind(from, 0) != 0) return false;
+  char* end = nullptr;
+  const long long first = std::strtoll(text.c_str() + from.size(), &end, 10);
+  return end != text.c_str() + from.size() && *end == '\0' && iteration >= first;
 }
 
 /// The outcome of writing one archive: "" or "<file>: <reason>", and what was handed to the file.
@@ -41,7 +48,8 @@ struct ArchiveWrite {
 /// them without reading the file back. LibTorch's writer to a file throws from a destructor
 /// when the file system refuses a write (a full disk), which ends the process; here every write
 /// goes through fwrite and a refusal is only recorded.
-/// TESSERA_FAULT=checkpoint_write_fails@<iteration> makes every write of that checkpoint fail.
+/// TESSERA_FAULT=checkpoint_write_fails@<iteration> makes every write of that checkpoint fail
+/// (checkpoint_write_fails_from@<iteration>: of that one and every later one).
 ArchiveWrite save_archive(torch::serialize::OutputArchive& archive, const std::string& file,
                           int64_t iteration) {
   ArchiveWrite result;
@@ -92,6 +100,20 @@ nlohmann::json every_rank_records(const parallel::Communicator& comm,
   return all;
 }
 
+/// Takes away a checkpoint that could not be written, so that a full disk gets back what the
+/// attempt took and repeated failures leave no folders behind: every rank its own files (which
+/// also works where ranks do not share one file system), then rank 0 the folder.
+/// Collective over comm.
+void remove_failed_checkpoint(const parallel::Communicator& comm,
+                              const train::CheckpointState& state, const std::string& directory) {
+  std::error_code ignored;
+  for (const auto& [id, archive] : state.subdomains)
+    fs::remove(subdomain_file(directory, id), ignored);
+  if (state.shared) fs::remove(shared_file(directory), ignored);
+  comm.barrier();
+  if (comm.rank() == 0) fs::remove_all(directory, ignored);
+}
+
 /// TESSERA_FAULT=kill_before_manifest@<iteration> kills rank 0
 /// in the checkpoint of that iteration after every subdomain file is written and before the
 /// manifest, as a node failure or `kill -9` would.
@@ -117,13 +139,9 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
   comm.barrier();
   const RankFiles mine = write_rank_files(state, directory);
   // The manifest only after every rank's files are complete: a checkpoint without it never
-  // counts, so one that a rank could not write is left without it and training goes on. Its
-  // files go, so that a full disk gets back what the attempt took.
+  // counts, so one that a rank could not write is left without it and training goes on.
   if (comm.any(!mine.failure.empty())) {
-    std::error_code ignored;
-    for (const auto& [id, archive] : state.subdomains)
-      fs::remove(subdomain_file(directory, id), ignored);
-    if (state.shared) fs::remove(shared_file(directory), ignored);
+    remove_failed_checkpoint(comm, state, directory);
     return "the checkpoint at iteration " + std::to_string(position.iteration) +
            " could not be written (" +
            (mine.failure.empty() ? "another rank's files failed" : mine.failure) +

@@ -19,9 +19,9 @@ namespace tessera::app {
 /// after every rank has finished, rank 0 writes the manifest (with `identity`, what a restart
 /// must match, `run`, the run's id and case, and every file's size and checksum, gathered from
 /// the ranks that wrote them) and removes this run's checkpoints but the 2 newest intact ones.
-/// Collective over comm. A file that cannot be written (a full disk) leaves the checkpoint
-/// without its manifest, so it never counts, and every rank removes the files it wrote for it:
-/// returns what happened, on every rank, for a warning; "" when the checkpoint is complete.
+/// Collective over comm. A file that cannot be written (a full disk) leaves no checkpoint: every
+/// rank removes the files it wrote for it and rank 0 the folder. Returns what happened, on
+/// every rank, for a warning; "" when the checkpoint is complete.
 /// `slices`: the fbpinn slices of the points the run sums over (0 for the other methods),
 /// recorded so that a continuation can say when it sums over other slices.
 std::string write_checkpoint(const parallel::Communicator& comm, const std::string& output,
