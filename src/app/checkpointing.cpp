@@ -25,27 +25,93 @@ std::string shared_file(const std::string& directory) {
 }
 
 /// Fault injection for the tests: TESSERA_FAULT=<fault>@<iteration> names a fault and the
-/// checkpoint it strikes.
+/// checkpoint it strikes; <fault>_from@<iteration> strikes that checkpoint and every later one.
 bool fault_at(const char* fault, int64_t iteration) {
   const char* chosen = std::getenv("TESSERA_FAULT");
-  return chosen && std::string(chosen) == std::string(fault) + "@" + std::to_string(iteration);
+  if (!chosen) return false;
+  const std::string text = chosen;
+  if (text == std::string(fault) + "@" + std::to_string(iteration)) return true;
+  const std::string from = std::string(fault) + "_from@";
+  if (text.rfind(from, 0) != 0) return false;
+  char* end = nullptr;
+  const long long first = std::strtoll(text.c_str() + from.size(), &end, 10);
+  return end != text.c_str() + from.size() && *end == '\0' && iteration >= first;
 }
 
-/// Writes `archive` to `file`; "" on success, else "<file>: <reason>". LibTorch's writer to a
-/// file throws from a destructor when the file system refuses a write (a full disk), which ends
-/// the process; here every write goes through fwrite and a refusal is only recorded.
-/// TESSERA_FAULT=checkpoint_write_fails@<iteration> makes every write of that checkpoint fail.
-std::string save_archive(torch::serialize::OutputArchive& archive, const std::string& file,
-                         int64_t iteration) {
+/// The outcome of writing one archive: "" or "<file>: <reason>", and what was handed to the file.
+struct ArchiveWrite {
+  std::string failure;
+  io::Fnv1a64 written;
+};
+
+/// Writes `archive` to `file`, hashing the bytes on their way so that the manifest can record
+/// them without reading the file back. LibTorch's writer to a file throws from a destructor
+/// when the file system refuses a write (a full disk), which ends the process; here every write
+/// goes through fwrite and a refusal is only recorded.
+/// TESSERA_FAULT=checkpoint_write_fails@<iteration> makes every write of that checkpoint fail
+/// (checkpoint_write_fails_from@<iteration>: of that one and every later one).
+ArchiveWrite save_archive(torch::serialize::OutputArchive& archive, const std::string& file,
+                          int64_t iteration) {
+  ArchiveWrite result;
   std::FILE* out = std::fopen(file.c_str(), "wb");
-  if (!out) return file + ": " + std::strerror(errno);
+  if (!out) {
+    result.failure = file + ": " + std::strerror(errno);
+    return result;
+  }
   int failure = fault_at("checkpoint_write_fails", iteration) ? ENOSPC : 0;
   archive.save_to([&](const void* data, size_t size) -> size_t {
+    result.written.update(data, size);
     if (!failure && std::fwrite(data, 1, size, out) != size) failure = errno ? errno : EIO;
     return size;
   });
   if (std::fclose(out) != 0 && !failure) failure = errno ? errno : EIO;
-  return failure ? file + ": " + std::strerror(failure) : "";
+  if (failure) result.failure = file + ": " + std::strerror(failure);
+  return result;
+}
+
+/// This rank's files of a checkpoint: the first failure ("" when every file was written) and
+/// the manifest's record of each file (io::file_record), by name.
+struct RankFiles {
+  std::string failure;
+  nlohmann::json records = nlohmann::json::object();
+};
+
+/// Writes this rank's archives of `state` into `directory`, stopping at the first failure.
+RankFiles write_rank_files(train::CheckpointState& state, const std::string& directory) {
+  RankFiles files;
+  const auto save = [&](torch::serialize::OutputArchive& archive, const std::string& file) {
+    if (!files.failure.empty()) return;
+    auto outcome = save_archive(archive, file, state.position.iteration);
+    files.failure = std::move(outcome.failure);
+    files.records[fs::path(file).filename().string()] = io::file_record(outcome.written);
+  };
+  for (auto& [id, archive] : state.subdomains) save(*archive, subdomain_file(directory, id));
+  if (state.shared) save(*state.shared, shared_file(directory));
+  return files;
+}
+
+/// Every rank's file records in one object on rank 0 (empty elsewhere): each rank hashed its
+/// own files as it wrote them, so rank 0 need not read them back. Collective over comm.
+nlohmann::json every_rank_records(const parallel::Communicator& comm,
+                                  const nlohmann::json& records) {
+  nlohmann::json all = nlohmann::json::object();
+  for (const auto& text : comm.gather_to_root(records.dump()))
+    all.update(nlohmann::json::parse(text));
+  return all;
+}
+
+/// Takes away a checkpoint that could not be written, so that a full disk gets back what the
+/// attempt took and repeated failures leave no folders behind: every rank its own files (which
+/// also works where ranks do not share one file system), then rank 0 the folder.
+/// Collective over comm.
+void remove_failed_checkpoint(const parallel::Communicator& comm,
+                              const train::CheckpointState& state, const std::string& directory) {
+  std::error_code ignored;
+  for (const auto& [id, archive] : state.subdomains)
+    fs::remove(subdomain_file(directory, id), ignored);
+  if (state.shared) fs::remove(shared_file(directory), ignored);
+  comm.barrier();
+  if (comm.rank() == 0) fs::remove_all(directory, ignored);
 }
 
 /// TESSERA_FAULT=kill_before_manifest@<iteration> kills rank 0
@@ -71,24 +137,17 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
                   "cannot create checkpoint folder '" << directory << "': " << error.message());
   }
   comm.barrier();
-  std::string failure;
-  for (auto& [id, archive] : state.subdomains)
-    if (failure.empty())
-      failure = save_archive(*archive, subdomain_file(directory, id), position.iteration);
-  if (state.shared && failure.empty())
-    failure = save_archive(*state.shared, shared_file(directory), position.iteration);
+  const RankFiles mine = write_rank_files(state, directory);
   // The manifest only after every rank's files are complete: a checkpoint without it never
-  // counts, so one that a rank could not write is left without it and training goes on. Its
-  // files go, so that a full disk gets back what the attempt took.
-  if (comm.any(!failure.empty())) {
-    std::error_code ignored;
-    for (const auto& [id, archive] : state.subdomains)
-      fs::remove(subdomain_file(directory, id), ignored);
-    if (state.shared) fs::remove(shared_file(directory), ignored);
+  // counts, so one that a rank could not write is left without it and training goes on.
+  if (comm.any(!mine.failure.empty())) {
+    remove_failed_checkpoint(comm, state, directory);
     return "the checkpoint at iteration " + std::to_string(position.iteration) +
-           " could not be written (" + (failure.empty() ? "another rank's files failed" : failure) +
+           " could not be written (" +
+           (mine.failure.empty() ? "another rank's files failed" : mine.failure) +
            "); training goes on, and a restart uses the last complete checkpoint";
   }
+  const nlohmann::json files = every_rank_records(comm, mine.records);
   if (comm.rank() != 0) return "";
   maybe_inject_fault(position.iteration);
   nlohmann::json manifest = identity;
@@ -100,6 +159,7 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
   manifest["weights"] = position.weights;
   manifest["shared"] = static_cast<bool>(state.shared);
   manifest["ranks"] = comm.size();
+  manifest["files"] = files;
   if (slices > 0) manifest["slices"] = slices;
   io::write_manifest(directory, manifest);
   io::prune_checkpoints(output, 2, run.value("run_id", std::string()));

@@ -38,7 +38,7 @@ std::string new_run_id(const std::string& started) {
 
 /// What an output folder already holds from earlier runs.
 struct FolderContents {
-  std::string latest_checkpoint;           ///< "" when no complete checkpoint
+  std::string latest_checkpoint;           ///< "" when no complete checkpoint (intact or not)
   std::optional<nlohmann::json> run_json;  ///< the last run's record, when readable
   bool history = false;
   bool results() const { return !latest_checkpoint.empty() || run_json || history; }
@@ -104,6 +104,29 @@ void check_results_belong_to(const std::string& checkpoint, const std::string& o
                                 "replace the results there with --overwrite first");
 }
 
+/// The newest complete and intact checkpoint of the folder ("" when there is none), after one
+/// warning for each damaged one passed over on the way, naming its bad file and why.
+std::string newest_intact(const std::string& output, Console& console) {
+  const auto found = io::newest_intact_checkpoint(output);
+  for (const auto& damaged : found.skipped)
+    console.warning("checkpoint " + damaged.directory + " is damaged (" + damaged.reason + "); " +
+                    (found.directory.empty() ? std::string("no older intact checkpoint either")
+                                             : "continuing from " + found.directory));
+  return found.directory;
+}
+
+/// --restart FOLDER: the folder must be a complete checkpoint whose files are the ones its
+/// manifest records, or it would fail later in the archive reader with a less useful message,
+/// or not at all (a changed byte).
+void check_intact(const std::string& checkpoint) {
+  io::read_manifest(checkpoint);  // its own message for a folder without one
+  const std::string damage = io::checkpoint_damage(checkpoint, io::CheckDepth::checksums);
+  TESSERA_CHECK(damage.empty(), "--restart " << checkpoint << ": the checkpoint is damaged ("
+                                             << damage
+                                             << "); continue from an older checkpoint, or use "
+                                                "--restart latest, which skips damaged ones");
+}
+
 /// The checkpoint to continue from ("" for a fresh run), after the folder's contents and the
 /// command line; throws with the folder and the choices where the two do not fit together.
 std::string resolve_restart(const CommandLine& line, const std::string& output,
@@ -120,7 +143,10 @@ std::string resolve_restart(const CommandLine& line, const std::string& output,
     return "";
   }
   if (line.restart == restart_auto) {
-    if (!contents.latest_checkpoint.empty()) return contents.latest_checkpoint;
+    if (!contents.latest_checkpoint.empty()) {
+      const std::string intact = newest_intact(output, console);
+      if (!intact.empty()) return intact;
+    }
     const bool same_case =
         contents.run_json && contents.run_json->value("case_hash", std::string()) == hash;
     TESSERA_CHECK(!contents.results() || same_case,
@@ -139,10 +165,16 @@ std::string resolve_restart(const CommandLine& line, const std::string& output,
                       << output
                       << "/checkpoints' (one counts only with its manifest.json); run without "
                          "--restart to start from scratch, or use --restart auto");
-    return contents.latest_checkpoint;
+    const std::string intact = newest_intact(output, console);
+    TESSERA_CHECK(!intact.empty(), "--restart latest: every complete checkpoint under '"
+                                       << output
+                                       << "/checkpoints' is damaged (see the warnings above); "
+                                          "start again with --overwrite or --restart auto");
+    return intact;
   }
   if (!line.restart.empty()) {
     check_results_belong_to(line.restart, output, contents);
+    check_intact(line.restart);
     return line.restart;
   }
   TESSERA_CHECK(!contents.results(), "output folder '" << output << "' holds " << describe(contents)

@@ -21,8 +21,8 @@ train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohm
   callbacks.on_checkpoint = [this, identity, run](train::CheckpointState& state) {
     const auto failure = write_checkpoint(comm_, setup_.input.output.directory, state, identity,
                                           run, setup_.decomposition.slices);
-    unwritten_checkpoint_ = failure.empty() ? -1 : state.position.iteration;
-    if (!failure.empty() && console_.root()) console_.warning(failure);
+    const auto warning = checkpoint_failures_.record(state.position.iteration, failure);
+    if (!warning.empty() && console_.root()) console_.warning(warning);
   };
   callbacks.on_log = [this](const train::LogRecord& record) {
     if (history_) history_->append(history_json(record));
@@ -33,8 +33,10 @@ train::TrainerCallbacks RunReporter::callbacks(Evaluator& evaluator, const nlohm
 }
 
 void RunReporter::report_stop(const train::Trainer& trainer, const CommandLine& line) {
+  const auto failures = checkpoint_failures_.summary();
+  if (!failures.empty() && console_.root()) console_.warning(failures);
   if (trainer.stop_reason().empty()) return;
-  if (unwritten_checkpoint_ == trainer.iterations_done()) {
+  if (checkpoint_failures_.latest_failed_at(trainer.iterations_done())) {
     console_.out() << "tessera: stopped early (" << trainer.stop_reason() << ") at iteration "
                    << trainer.iterations_done()
                    << "; its checkpoint could not be written (see the warning above); continue "

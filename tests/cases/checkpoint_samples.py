@@ -63,3 +63,55 @@ def archive_entries(folder, subdomain, suffix):
 def adapted_shapes(folder, subdomain):
     """{name: shape} of the adapted samples a subdomain's checkpoint archive holds."""
     return {k: tuple(v.shape) for k, v in archive_entries(folder, subdomain, ".adapted").items()}
+
+
+def fnv1a64(path):
+    """The FNV-1a 64 checksum of a file as a checkpoint manifest records it (16 hex digits)."""
+    value = 0xCBF29CE484222325
+    with open(path, "rb") as f:
+        for byte in f.read():
+            value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def manifest_file_failures(folder):
+    """What differs between the files of a checkpoint FOLDER and its manifest's "files"."""
+    import json
+
+    with open(os.path.join(folder, "manifest.json")) as f:
+        files = json.load(f).get("files")
+    if not files:
+        return [f"{folder}: the manifest lists no files"]
+    failures = []
+    on_disk = sorted(n for n in os.listdir(folder) if n.endswith(".pt"))
+    if sorted(files) != on_disk:
+        failures.append(f"{folder}: the manifest lists {sorted(files)}, the folder has {on_disk}")
+    for name, record in files.items():
+        path = os.path.join(folder, name)
+        if not os.path.exists(path):
+            continue
+        actual = {"bytes": os.path.getsize(path), "fnv1a64": fnv1a64(path)}
+        if record != actual:
+            failures.append(f"{folder}/{name}: the manifest says {record}, the file is {actual}")
+    return failures
+
+
+def history_without_timings(out):
+    """OUT/history.jsonl as records without their wall-clock members, which differ run to run."""
+    import json
+
+    with open(os.path.join(out, "history.jsonl")) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    for record in records:
+        record.pop("wall_s", None)
+        record.pop("time_s", None)
+    return records
+
+
+def field_bytes(out):
+    """{name: raw bytes} of every dataset under /fields of the one .h5 file in OUT."""
+    import h5py
+
+    (path,) = glob.glob(os.path.join(out, "*.h5"))
+    with h5py.File(path, "r") as f:
+        return {name: dataset[()].tobytes() for name, dataset in f["fields"].items()}

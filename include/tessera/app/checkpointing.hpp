@@ -17,10 +17,10 @@ namespace tessera::app {
 
 /// Writes `state` under `output`: every rank its subdomains' archives, rank 0 the shared one;
 /// after every rank has finished, rank 0 writes the manifest (with `identity`, what a restart
-/// must match, and `run`, the run's id and case) and removes this run's checkpoints but the 2
-/// newest complete ones. Collective over comm. A file that cannot be written (a full disk)
-/// leaves the checkpoint without its manifest, so it never counts, and every rank removes the
-/// files it wrote for it: returns what happened, on
+/// must match, `run`, the run's id and case, and every file's size and checksum, gathered from
+/// the ranks that wrote them) and removes this run's checkpoints but the 2 newest intact ones.
+/// Collective over comm. A file that cannot be written (a full disk) leaves no checkpoint: every
+/// rank removes the files it wrote for it and rank 0 the folder. Returns what happened, on
 /// every rank, for a warning; "" when the checkpoint is complete.
 /// `slices`: the fbpinn slices of the points the run sums over (0 for the other methods),
 /// recorded so that a continuation can say when it sums over other slices.

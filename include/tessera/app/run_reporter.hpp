@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "tessera/app/checkpoint_failures.hpp"
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/app/evaluation.hpp"
@@ -27,7 +28,8 @@ class RunReporter {
   train::TrainerCallbacks callbacks(Evaluator& evaluator, const nlohmann::json& identity,
                                     const nlohmann::json& run);
 
-  /// When training stopped early: where the checkpoint is and how to continue.
+  /// After training: how many checkpoints could not be written, when more than one; and when
+  /// training stopped early, where the checkpoint is and how to continue.
   void report_stop(const train::Trainer& trainer, const CommandLine& line);
 
  private:
@@ -36,7 +38,7 @@ class RunReporter {
   Console& console_;
   std::unique_ptr<io::HistoryWriter> history_;  ///< rank 0 only
   ProgressPrinter progress_;
-  int64_t unwritten_checkpoint_ = -1;  ///< iteration of the last checkpoint that failed to write
+  CheckpointFailures checkpoint_failures_;
 };
 
 }  // namespace tessera::app
