@@ -168,7 +168,8 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
 
 train::RestoredCheckpoint read_checkpoint(const std::string& directory,
                                           const std::vector<int>& owned,
-                                          const nlohmann::json& identity) {
+                                          const nlohmann::json& identity,
+                                          const torch::Device& device) {
   const auto manifest = io::read_manifest(directory);
   for (const auto& [key, value] : identity.items())
     TESSERA_CHECK(manifest.contains(key) && manifest[key] == value,
@@ -186,7 +187,9 @@ train::RestoredCheckpoint read_checkpoint(const std::string& directory,
   auto load = [&](const std::string& file) {
     auto archive = std::make_shared<torch::serialize::InputArchive>();
     try {
-      archive->load_from(file);
+      // Onto this rank's device, whichever device wrote it (a restart on other GPUs, or on
+      // CPUs after a GPU run).
+      archive->load_from(file, device);
     } catch (const c10::Error& e) {
       TESSERA_FAIL("checkpoint file '" << file
                                        << "' cannot be read: " << e.what_without_backtrace());
@@ -201,9 +204,10 @@ train::RestoredCheckpoint read_checkpoint(const std::string& directory,
 std::optional<train::RestoredCheckpoint> restore_checkpoint(const std::string& directory,
                                                             const RankModels& rank,
                                                             const nlohmann::json& identity,
+                                                            const torch::Device& device,
                                                             Console& console, int slices) {
   if (directory.empty()) return std::nullopt;
-  auto restored = read_checkpoint(directory, rank.owned_ids(), identity);
+  auto restored = read_checkpoint(directory, rank.owned_ids(), identity, device);
   console.out() << "tessera: continuing from the checkpoint at iteration "
                 << restored.position.iteration << "\n";
   const int written_with = io::read_manifest(directory).value("slices", 0);

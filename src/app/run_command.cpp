@@ -1,6 +1,7 @@
 // `tessera run`: the steps of a training run, in order. Each step is a function with its own
 // header; this file is the table of contents.
 #include <cstdio>
+#include <cstdlib>
 
 #include "tessera/app/checkpointing.hpp"
 #include "tessera/app/command_line.hpp"
@@ -13,6 +14,7 @@
 #include "tessera/app/run_reporter.hpp"
 #include "tessera/app/run_results.hpp"
 #include "tessera/app/setup.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/core/memory_usage.hpp"
 #include "tessera/core/stop_signal.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -37,8 +39,8 @@ int train_and_write(const parallel::Communicator& comm, const Setup& setup, cons
 
   // 4. The checkpoint to continue from, when the claim found one.
   const auto identity = checkpoint_identity(setup);
-  auto restored =
-      restore_checkpoint(claim.restart, rank, identity, console, setup.decomposition.slices);
+  auto restored = restore_checkpoint(claim.restart, rank, identity, setup.problem.device, console,
+                                     setup.decomposition.slices);
 
   // 5. Train, reporting at log iterations.
   RunReporter reporter(comm, setup, restored, console);
@@ -72,6 +74,9 @@ int run_command(const CommandLine& line) {
   //    in set-up at once, and in training after a grace period if no log iteration came.
   //    Rank 0 goes first, so that it records the stop before the launcher ends the others.
   const auto comm = parallel::Communicator::world();
+  const std::string foreign =
+      parallel::foreign_launcher(comm.size(), [](const char* name) { return std::getenv(name); });
+  TESSERA_CHECK(foreign.empty(), foreign);
   core::install_stop_handlers();
   const double later = comm.rank() == 0 ? 0.0 : 2.0;
   core::start_stop_watchdog(stop_grace_s + later, warning_grace_s + later, later, exit_stopped);

@@ -25,6 +25,30 @@ bool limit_blas_threads(int threads) {
   return found;
 }
 
+std::string foreign_launcher(int world_size,
+                             const std::function<const char*(const char*)>& getenv) {
+  if (world_size != 1) return "";
+  // What launchers tell the processes they start: OpenMPI's, and the PMI of MPICH's Hydra or
+  // Slurm's srun.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = getenv(name);
+    if (!value) continue;
+    const int count = std::atoi(value);
+    if (count <= 1) continue;
+    char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(library, &length);
+    std::string built(library, static_cast<std::size_t>(length));
+    built = built.substr(0, built.find_first_of("\n,"));
+    return "the launcher started " + std::to_string(count) + " processes (" + name + "=" + value +
+           "), but each runs alone: this tessera was built with " + built +
+           ", and a launcher of another MPI library cannot join its processes into one job; "
+           "start it with the launcher of that MPI (mpiexec.mpich for Debian's MPICH, or srun "
+           "with its --mpi plugin)";
+  }
+  return "";
+}
+
 Environment::Environment(int* argc, char*** argv) {
   // LibTorch's large temporaries would otherwise go back to the kernel every iteration and
   // come back as page faults, which then dominate the iteration time (docs/benchmarks.md,

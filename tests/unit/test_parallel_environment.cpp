@@ -2,6 +2,9 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <map>
+#include <string>
+
 #include "tessera/parallel/environment.hpp"
 
 TEST_CASE("the BLAS library's thread pool takes the rank's thread count") {
@@ -18,4 +21,20 @@ TEST_CASE("the BLAS library's thread pool takes the rank's thread count") {
   CHECK(get() == 2);
   tessera::parallel::limit_blas_threads(1);
   CHECK(get() == 1);
+}
+
+TEST_CASE("a process started by another MPI's launcher is told so") {
+  std::map<std::string, std::string> env;
+  const auto lookup = [&](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  CHECK(tessera::parallel::foreign_launcher(1, lookup).empty());  // started without a launcher
+  env["PMI_SIZE"] = "1";
+  CHECK(tessera::parallel::foreign_launcher(1, lookup).empty());  // mpiexec -n 1
+  env["OMPI_COMM_WORLD_SIZE"] = "4";
+  const std::string text = tessera::parallel::foreign_launcher(1, lookup);
+  CHECK(text.find("started 4 processes (OMPI_COMM_WORLD_SIZE=4)") != std::string::npos);
+  CHECK(text.find("each runs alone") != std::string::npos);
+  CHECK(tessera::parallel::foreign_launcher(4, lookup).empty());  // the launcher of this MPI
 }

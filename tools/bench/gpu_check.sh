@@ -8,7 +8,9 @@
 #    script (iteration_speed.py);
 # 3. the xpinn4 test case on 1 and 2 ranks on the GPU: bit-identical history and fields;
 # 4. gradient accumulation and precisions, tf32 included (batch_precision.py);
-# 5. the data-parallel inverse case (4 ranks: 2 subdomains x 2 replicas) on the GPU, shortened.
+# 5. the data-parallel inverse case (4 ranks: 2 subdomains x 2 replicas) on the GPU, shortened;
+# 6. a restart onto another device: xpinn4 stopped on the GPU after its Adam stage, continued
+#    on the CPU from that checkpoint.
 # Each step's output goes to OUT_DIR/<step>.log and a one-line verdict to OUT_DIR/summary.log.
 # Needs mpiexec.mpich (or MPIEXEC) on PATH and a python3 with torch, numpy and h5py (PYTHON).
 set -u
@@ -42,6 +44,13 @@ step precision 300 "$python" tools/bench/batch_precision.py --tessera "$build/te
 step data_parallel 300 "$mpiexec" -n 4 "$build/tessera" run cases/inverse_heat_ddp.json \
   --set device=cuda --set "output.directory=$out/data_parallel" --overwrite \
   --set 'training.stages=[{"optimizer": "adam", "iterations": 500}]'
+restart=$out/restart
+step restart_gpu 300 "$build/tessera" run tests/mpi/xpinn4.json --set device=cuda \
+  --set "output.directory=$restart" --overwrite --set training.stages.1.iterations=1 \
+  --set training.checkpoint_every=50
+step restart_on_cpu 300 "$build/tessera" run tests/mpi/xpinn4.json --set device=cpu \
+  --set "output.directory=$restart" --restart "$restart/checkpoints/00000150" \
+  --set training.checkpoint_every=50
 grep -h -E "ms/it|reverse / forward|seed script / forward" "$out/speed.log" >>"$summary"
 grep -h -A9 "^run " "$out/precision.log" >>"$summary"
 grep -h "identical on" "$out/identical.log" >>"$summary"

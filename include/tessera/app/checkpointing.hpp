@@ -28,11 +28,13 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
                              train::CheckpointState& state, const nlohmann::json& identity,
                              const nlohmann::json& run, int slices = 0);
 
-/// The checkpoint folder `directory` read for the subdomains in `owned`, after checking that
-/// its identity matches this run's. Errors say what is missing or different and how to go on.
+/// The checkpoint folder `directory` read for the subdomains in `owned` onto `device` (the
+/// rank's own, whatever device wrote the files), after checking that its identity matches this
+/// run's. Errors say what is missing or different and how to go on.
 train::RestoredCheckpoint read_checkpoint(const std::string& directory,
                                           const std::vector<int>& owned,
-                                          const nlohmann::json& identity);
+                                          const nlohmann::json& identity,
+                                          const torch::Device& device);
 
 /// The checkpoint folder `directory` for this rank's subdomains (nullopt when it is "": a fresh
 /// run); rank 0 says where the run continues, and notes when the checkpoint was written with
@@ -40,6 +42,7 @@ train::RestoredCheckpoint read_checkpoint(const std::string& directory,
 std::optional<train::RestoredCheckpoint> restore_checkpoint(const std::string& directory,
                                                             const RankModels& rank,
                                                             const nlohmann::json& identity,
+                                                            const torch::Device& device,
                                                             Console& console, int slices = 0);
 
 }  // namespace tessera::app

@@ -3,6 +3,7 @@
 /// directly; io's parallel HDF5 gets the raw handle through Communicator::native().
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ class Environment {
   /// Ends the whole job (every rank) after printing "[rank r] message" to stderr.
   [[noreturn]] static void abort_job(const std::string& message, int code = 1);
 };
+
+/// "" unless this process is one of several that a launcher started while MPI says the job has
+/// `world_size` == 1: the launcher of another MPI library (OpenMPI's mpiexec for an MPICH build,
+/// or the reverse) starts every process as a job of its own. Then one line naming the launcher's
+/// count and the fix. `getenv` reads the environment (a parameter for the tests).
+std::string foreign_launcher(int world_size, const std::function<const char*(const char*)>& getenv);
 
 /// A non-owning view of an MPI communicator with the few collectives Tessera needs.
 class Communicator {
