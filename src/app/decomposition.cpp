@@ -88,10 +88,6 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
                                        << ranks << " rank(s); start " << k * std::max(1, ranks / k)
                                        << " ranks (-n " << k * std::max(1, ranks / k)
                                        << ") or set ranks_per_subdomain to a divisor of " << ranks);
-  TESSERA_CHECK(k == 1 || !c.training.causal.enabled.value_or(false),
-                c.file << ": training.causal.enabled: causal weights need every collocation point "
-                          "of a subdomain on one rank; use decomposition.ranks_per_subdomain 1 "
-                          "or remove \"enabled\"");
   const std::string key = c.file + ": decomposition";
   // Quasi-random points spread uniformly over the domain: they place balanced cuts and show
   // which subdomains and interfaces of an irregular domain meet it.

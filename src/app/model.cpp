@@ -136,8 +136,9 @@ physics::DerivativeEngine derivative_engine(const io::Case& c, const Network& ne
 }  // namespace
 
 bool causal_enabled(const io::Case& c) {
-  // Causal weights mix points across the rows that replicas split, so they need whole sets.
-  return c.time && c.training.causal.enabled.value_or(c.decomposition.ranks_per_subdomain == 1);
+  // The same with or without replicas, so a run keeps one objective on any rank count: the
+  // replicas of a subdomain weigh its time chunks by the sums over their group.
+  return c.time && c.training.causal.enabled.value_or(true);
 }
 
 std::optional<physics::CausalWindow> causal_window(const io::Case& c,

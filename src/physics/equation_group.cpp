@@ -1,5 +1,6 @@
 #include "tessera/physics/equation_group.hpp"
 
+#include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::physics {
@@ -135,25 +136,71 @@ std::vector<torch::Tensor> equation_residuals(const std::vector<Equation>& equat
 }
 
 void EquationGroup::prepare_chunks(const FieldEvaluator& fields, int chunks) const {
-  if (!causal() || x_.size(0) == 0) return;
-  // The causal weights and each time chunk's point count come from every row; the parts then
-  // each add their rows' weighted squares.
-  auto sums = torch::zeros({causal_->chunks}, torch::TensorOptions().dtype(x_.dtype()));
-  const auto counts = torch::bincount(chunk_.cpu(), {}, causal_->chunks).to(x_.dtype());
+  if (!causal()) return;
+  // The causal weights and each time chunk's point count come from every row (of every replica);
+  // the parts then each add their rows' weighted squares.
+  const auto dtype = x_.scalar_type();
+  std::vector<torch::Tensor> sums;
+  for (std::size_t e = 0; e < equations_.size(); ++e)
+    sums.push_back(torch::zeros({causal_->chunks}, torch::dtype(dtype)));
   torch::AutoGradMode grad_mode(true);  // the reverse engine needs it even without a graph
   for (int c = 0; c < chunks; ++c) {
     const Chunk part{c, chunks};
-    const auto time_chunk = part.rows(chunk_);
-    for (const auto& r : equation_residuals(equations_, fields, part.rows(x_), false))
-      sums.index_add_(0, time_chunk.cpu(), r.detach().pow(2).cpu());
+    const auto time_chunk = part.rows(chunk_).cpu();
+    if (time_chunk.size(0) == 0) continue;
+    const auto residuals = equation_residuals(equations_, fields, part.rows(x_), false);
+    for (std::size_t e = 0; e < residuals.size(); ++e)
+      sums[e].index_add_(0, time_chunk, residuals[e].detach().pow(2).cpu());
   }
-  last_weights_ = causal_weights(sums / counts.clamp_min(1), causal_->tolerance).to(x_.device());
-  chunk_counts_ = counts.to(x_.device());
+  // Called with no rows too: the other replicas wait for this replica's sums.
+  const auto counts = chunk_counts(chunk_.cpu(), causal_->chunks, dtype);
+  weighting_ = weigh(sums, counts).to(x_.device());
 }
 
 std::vector<FieldRequest> EquationGroup::requests(const FieldEvaluator& fields,
                                                   const Chunk& chunk) const {
   return {{&fields, chunk.rows(x_), derivatives(), {}}};
+}
+
+ChunkWeighting EquationGroup::weigh(const std::vector<torch::Tensor>& sums,
+                                    const torch::Tensor& counts) const {
+  TESSERA_ASSERT(chunk_sum_ || sampling_.options.replica.count == 1,
+                 "causal weights of a replica's own rows: its group's sums were not set up");
+  return weigh_chunks(sums, counts, causal_->tolerance, chunk_sum_);
+}
+
+double EquationGroup::mean_per_share(int64_t rows) const {
+  const int64_t whole = sampling_.options.replica.count > 1 ? point_count() : x_.size(0);
+  return static_cast<double>(whole) / static_cast<double>(rows);
+}
+
+std::vector<torch::Tensor> EquationGroup::causal_losses(
+    const std::vector<torch::Tensor>& residuals) const {
+  std::vector<torch::Tensor> sums;
+  for (const auto& r : residuals) sums.push_back(chunk_sums(r.pow(2), chunk_, causal_->chunks));
+  // Called with no rows too: the other replicas wait for this replica's sums.
+  const auto counts = chunk_counts(chunk_, causal_->chunks, x_.scalar_type());
+  weighting_ = weigh(sums, counts);
+  std::vector<torch::Tensor> values;
+  const int64_t rows = x_.size(0);
+  for (std::size_t e = 0; e < residuals.size(); ++e)
+    values.push_back(rows == 0 ? mean_square(residuals[e])
+                               : weighting_.loss(sums[e]) * mean_per_share(rows));
+  return values;
+}
+
+std::vector<torch::Tensor> EquationGroup::causal_part_losses(
+    const std::vector<torch::Tensor>& residuals, const Chunk& chunk, int64_t rows) const {
+  std::vector<torch::Tensor> values;
+  if (rows == 0) {
+    for (const auto& r : residuals) values.push_back(mean_square(r));
+    return values;
+  }
+  // The sum over this part's rows of w_k r^2 / (n_k K), as a mean whose share gives it back.
+  const auto factors = weighting_.row_factors(chunk.rows(chunk_));
+  for (const auto& r : residuals)
+    values.push_back((factors * r.pow(2)).sum() * mean_per_share(rows));
+  return values;
 }
 
 std::vector<TermValue> EquationGroup::terms(const std::vector<expr::Environment>& environments,
@@ -162,28 +209,10 @@ std::vector<TermValue> EquationGroup::terms(const std::vector<expr::Environment>
   std::vector<torch::Tensor> residuals;
   for (const auto& e : equations_) residuals.push_back(e.residual.evaluate(environments[0]));
   std::vector<torch::Tensor> values;
-  if (causal() && chunk.count > 1 && x.size(0) == 0) {
-    for (std::size_t i = 0; i < equations_.size(); ++i) values.push_back(mean_square(x));
-  } else if (causal() && chunk.count > 1) {
-    // sum over this part's rows of w_k r^2 / (n_k K_filled), scaled to a mean over the part so
-    // that the term's share (rows / all rows) gives back the part's contribution.
-    const auto time_chunk = chunk.rows(chunk_);
-    const double filled = static_cast<double>(chunk_counts_.gt(0).sum().item<int64_t>());
-    const auto row_weight =
-        (last_weights_ / chunk_counts_.clamp_min(1)).index_select(0, time_chunk) / filled;
-    const double scale = static_cast<double>(x_.size(0)) / static_cast<double>(x.size(0));
-    for (const auto& r : residuals) values.push_back((row_weight * r.pow(2)).sum() * scale);
-  } else if (causal() && x_.size(0) > 0) {
-    std::vector<torch::Tensor> chunk_losses;
-    for (const auto& r : residuals)
-      chunk_losses.push_back(chunk_means(r.pow(2), chunk_, causal_->chunks));
-    auto total = chunk_losses.front().detach();
-    for (std::size_t i = 1; i < chunk_losses.size(); ++i) total = total + chunk_losses[i].detach();
-    last_weights_ = causal_weights(total, causal_->tolerance);
-    const auto occupied = torch::bincount(chunk_, {}, causal_->chunks).gt(0);
-    const double filled = static_cast<double>(occupied.sum().item<int64_t>());
-    for (const auto& losses : chunk_losses)
-      values.push_back((last_weights_ * losses).sum() / filled);
+  if (causal() && chunk.count > 1) {
+    values = causal_part_losses(residuals, chunk, x.size(0));
+  } else if (causal()) {
+    values = causal_losses(residuals);
   } else {
     for (const auto& r : residuals) values.push_back(mean_square(r));
   }

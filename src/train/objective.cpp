@@ -8,6 +8,16 @@
 namespace tessera::train {
 namespace {
 
+/// Every equation group of the owned subdomains.
+std::vector<physics::EquationGroup*> equation_groups(const std::vector<SubdomainModel*>& owned) {
+  std::vector<physics::EquationGroup*> groups;
+  for (auto* s : owned)
+    for (auto& group : s->groups)
+      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
+        groups.push_back(equations);
+  return groups;
+}
+
 /// Drops gradients of another dtype: backward would accumulate into them, rounding every
 /// gradient of the new dtype to the old one.
 void drop_stale_gradients(const std::vector<torch::Tensor>& parameters, torch::Dtype dtype) {
@@ -34,6 +44,13 @@ Objective::Objective(std::vector<SubdomainModel*> owned, std::vector<std::string
     auto it = weights.find(name);
     weights_[name] = it == weights.end() ? 1.0 : it->second;
   }
+  // Causal weights of a replica's slice alone would differ from replica to replica.
+  for (auto* equations : equation_groups(owned_)) equations->set_chunk_sum(reduction_.chunk_sum());
+}
+
+Objective::~Objective() {
+  // The groups outlive the reduction strategy that the sums call.
+  for (auto* equations : equation_groups(owned_)) equations->set_chunk_sum({});
 }
 
 std::vector<torch::Tensor> Objective::parameters() const {
@@ -66,10 +83,7 @@ void Objective::set_precision(const StagePlan& stage) {
 }
 
 void Objective::set_causal(bool active) {
-  for (auto* s : owned_)
-    for (auto& group : s->groups)
-      if (auto* equations = dynamic_cast<physics::EquationGroup*>(group.get()))
-        equations->set_causal(active);
+  for (auto* equations : equation_groups(owned_)) equations->set_causal(active);
 }
 
 LocalLoss Objective::gradient_pass(bool balance) {

@@ -99,16 +99,25 @@ class ReplicaReduction : public OwnerReduction {
   }
   void sum_term_gradients(std::vector<torch::Tensor>& gradients) override {
     if (owned_.empty()) return;
-    core::ScopedTimer timer(sync_s_);
-    auto bucket = torch::cat(gradients);
-    std::vector<double> values(bucket.data_ptr<double>(),
-                               bucket.data_ptr<double>() + bucket.numel());
-    group().sum_in_place(values);
-    gradients = torch::tensor(values, torch::kFloat64).split(gradients.front().numel());
+    gradients = group_sum(torch::cat(gradients)).split(gradients.front().numel());
+  }
+  physics::ChunkSum chunk_sum() override {
+    // Every replica then weighs the time chunks by the same sums: those of the whole sample.
+    return [this](const torch::Tensor& figures) { return group_sum(figures); };
   }
 
  private:
   const parallel::Communicator& group() const { return sync_.replicas->communicator(); }
+
+  /// `flat` ([m]) summed over the group, in its dtype and on its device. One all-reduce.
+  torch::Tensor group_sum(const torch::Tensor& flat) const {
+    core::ScopedTimer timer(sync_s_);
+    const auto bucket = flat.to(torch::kCPU, torch::kFloat64).contiguous();
+    std::vector<double> values(bucket.data_ptr<double>(),
+                               bucket.data_ptr<double>() + bucket.numel());
+    group().sum_in_place(values);
+    return torch::tensor(values, torch::kFloat64).to(flat.device(), flat.scalar_type());
+  }
 };
 
 /// Points shared out by slices: each part of a pass is recorded apart, then every rank of the

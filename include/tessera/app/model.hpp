@@ -39,7 +39,7 @@ int64_t default_decay_every(int64_t iterations);
 int64_t default_warmup(int64_t iterations);
 
 /// Whether the equations get causal weights: `training.causal.enabled`, by default on for
-/// space-time problems (without data-parallel replicas).
+/// space-time problems (with or without data-parallel replicas).
 bool causal_enabled(const io::Case& c);
 /// The causal window of a subdomain whose part of the domain is `region` (nullopt: off).
 std::optional<physics::CausalWindow> causal_window(const io::Case& c,

@@ -19,7 +19,9 @@ struct Equation {
 
 /// Collocation points drawn in `region` (the subdomain's part of the domain) and one term per
 /// equation: mean(residual^2), or with a causal window the causally weighted mean over time
-/// chunks, (1/K) sum_k w_k mean_k(residual^2) over the K chunks that hold points.
+/// chunks, (1/K) sum_k w_k mean_k(residual^2) over the K chunks that hold points. The chunk
+/// means and weights are those of the whole sample: a replica holding a slice of it adds its
+/// per-chunk sums to its group's (set_chunk_sum) and keeps its rows' part of the term.
 class EquationGroup : public LossGroup {
  public:
   EquationGroup(std::vector<Equation> equations, std::shared_ptr<const geometry::Domain> region,
@@ -74,8 +76,12 @@ class EquationGroup : public LossGroup {
   /// line search needs one objective); no effect without a causal window.
   void set_causal(bool active) { causal_active_ = active; }
   bool causal() const { return causal_ && causal_active_; }
+  /// How this replica's per-chunk sums join the other replicas' (unset: one replica). While
+  /// causal weights apply, every terms() of a pass not cut into parts and every
+  /// prepare_chunks() calls it once, on every replica alike.
+  void set_chunk_sum(ChunkSum sum) { chunk_sum_ = std::move(sum); }
   /// The causal weights of the last evaluation, one per chunk (undefined before one).
-  const torch::Tensor& last_causal_weights() const { return last_weights_; }
+  const torch::Tensor& last_causal_weights() const { return weighting_.weights; }
 
  private:
   std::vector<Equation> equations_;
@@ -86,8 +92,20 @@ class EquationGroup : public LossGroup {
   torch::Tensor chunk_;  ///< time chunk of every row of x_ (with a causal window)
   torch::Tensor
       adapted_;  ///< the whole sample from adapt(), float64 CPU (undefined: from the stream)
-  mutable torch::Tensor last_weights_;
-  mutable torch::Tensor chunk_counts_;  ///< points per time chunk, from prepare_chunks()
+  ChunkSum chunk_sum_;
+  /// The causal weighting of the last evaluation over every row or of prepare_chunks().
+  mutable ChunkWeighting weighting_;
+
+  /// The weighting from this replica's per-chunk sums and counts, those of its group added.
+  ChunkWeighting weigh(const std::vector<torch::Tensor>& sums, const torch::Tensor& counts) const;
+  /// The causal terms of a pass over every row (whole, or one part of it).
+  std::vector<torch::Tensor> causal_losses(const std::vector<torch::Tensor>& residuals) const;
+  /// The causal terms of one part of a pass, weighed as prepare_chunks() found.
+  std::vector<torch::Tensor> causal_part_losses(const std::vector<torch::Tensor>& residuals,
+                                                const Chunk& chunk, int64_t rows) const;
+  /// Whole sample over `rows`: what `rows` rows add to the loss, times this, is the mean their
+  /// TermValue carries, whose share (rows / whole sample, see Replica::term) gives it back.
+  double mean_per_share(int64_t rows) const;
 };
 
 /// Evaluates all equations' residuals at x: [n] each, in equation order.

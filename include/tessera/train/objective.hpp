@@ -28,11 +28,17 @@ using SubdomainValues = std::vector<std::pair<double, double>>;
 class Objective {
  public:
   /// `term_names`: every loss term of the whole problem. `weights`: fixed weights (missing
-  /// terms weigh 1). `iteration`: the trainer's count, named in error messages.
+  /// terms weigh 1). `iteration`: the trainer's count, named in error messages. The owned
+  /// equation groups sum their causal weights' figures through `reduction` (chunk_sum()) while
+  /// the objective lives.
   Objective(std::vector<SubdomainModel*> owned, std::vector<std::string> term_names,
             const std::map<std::string, double>& weights, AdaptiveWeighting balancing,
             parallel::InterfaceExchange* exchange, Reduction& reduction, int64_t batch_points,
             const physics::SharedParameters* shared, const int64_t& iteration);
+  /// Sets the owned equation groups' causal sums over their replicas back to none.
+  ~Objective();
+  Objective(const Objective&) = delete;
+  Objective& operator=(const Objective&) = delete;
 
   const std::vector<SubdomainModel*>& owned() const { return owned_; }
   /// Every trainable tensor of the owned networks, in owned order.

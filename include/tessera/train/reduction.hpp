@@ -5,8 +5,8 @@
 /// - One rank per subdomain (owner): each job-wide figure slot has one contributor; gradients
 ///   need no sum.
 /// - Data-parallel replicas (replica): every rank of a group holds a share of each term, so
-///   gradients, probe gradients and the quasi-Newton values are summed over the group, and only
-///   the group's first rank fills the job-wide slots.
+///   gradients, probe gradients, the quasi-Newton values and the causal weights' per-chunk sums
+///   are summed over the group, and only the group's first rank fills the job-wide slots.
 /// - Points shared out by slices (slice, fbpinn): each part of a pass is recorded apart and the
 ///   parts are folded in slice order on every rank of the group, so the group's figures and
 ///   gradients are already whole and nothing is summed again.
@@ -19,6 +19,7 @@
 
 #include "tessera/parallel/environment.hpp"
 #include "tessera/parallel/gradient_all_reduce.hpp"
+#include "tessera/physics/causal_weights.hpp"
 #include "tessera/physics/shared_parameters.hpp"
 #include "tessera/train/local_loss.hpp"
 #include "tessera/train/slice_sums.hpp"
@@ -96,6 +97,9 @@ class Reduction {
   virtual void sum_term_gradients(std::vector<torch::Tensor>& gradients) = 0;
   /// The log's per-slot figures summed over the job.
   virtual void sum_log_figures(std::vector<double>& figures) = 0;
+  /// Causal weights: how an owned equation group's per-chunk sums join those of the other ranks
+  /// that hold rows of its sample (unset where every rank holds its samples whole).
+  virtual physics::ChunkSum chunk_sum() { return {}; }
 
   /// Adds one part's probe gradients (`part_gradients`, per term) to `terms`; with slices each
   /// part's are kept apart until record_part() takes them.
