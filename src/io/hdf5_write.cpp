@@ -9,12 +9,19 @@ namespace tessera::io::detail {
 
 namespace {
 
+/// "HDF5 failed to <what> in <path>: <HDF5's own reason>". Called right after the failed call,
+/// while HDF5's error stack still holds it.
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+  const std::string reason = hdf5_failure_reason();
+  throw Error("HDF5 failed to " + what + " in " + path + (reason.empty() ? "" : ": " + reason));
+}
+
 void check(herr_t status, const std::string& what, const std::string& path) {
-  TESSERA_CHECK(status >= 0, "HDF5 failed to " << what << " in " << path);
+  if (status < 0) fail(what, path);
 }
 
 H5Handle checked(H5Handle handle, const std::string& what, const std::string& path) {
-  TESSERA_CHECK(handle.valid(), "HDF5 failed to " << what << " in " << path);
+  if (!handle.valid()) fail(what, path);
   return handle;
 }
 
@@ -47,8 +54,8 @@ ParallelGridFile::ParallelGridFile(MPI_Comm comm, const std::string& path, const
   }
 }
 
-void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void* data,
-                                       hsize_t count) {
+void ParallelGridFile::write_root_only(const std::string& name, hid_t dataset, hid_t mem_type,
+                                       const void* data, hsize_t count) {
   // Collective transfer in which only rank 0 selects anything: the others still take part.
   H5Handle file_space = space_handle(H5Dget_space(dataset));
   const hsize_t mem_count = std::max<hsize_t>(count, 1);
@@ -58,7 +65,7 @@ void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void
     check(H5Sselect_none(mem_space.get()), "select nothing", path_);
   }
   check(H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), collective_.get(), data),
-        "write a dataset", path_);
+        "write " + name, path_);
 }
 
 void ParallelGridFile::write_axes() {
@@ -72,7 +79,7 @@ void ParallelGridFile::write_axes() {
         checked(dataset_handle(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
                                           H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
                 "create " + name, path_);
-    write_root_only(dataset.get(), H5T_NATIVE_DOUBLE, layout_.axes[a].data(), n);
+    write_root_only(name, dataset.get(), H5T_NATIVE_DOUBLE, layout_.axes[a].data(), n);
   }
 }
 
@@ -86,7 +93,7 @@ void ParallelGridFile::write_mesh() {
     H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), name, file_type, space.get(),
                                                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
                                std::string("create ") + name, path_);
-    write_root_only(dataset.get(), mem_type, data, rows * columns);
+    write_root_only(name, dataset.get(), mem_type, data, rows * columns);
   };
   write_2d("/mesh/points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, mesh.points.data(),
            static_cast<hsize_t>(mesh.point_count()), static_cast<hsize_t>(mesh.dims));
@@ -270,7 +277,7 @@ void ParallelGridFile::write_line_helpers() {
       checked(dataset_handle(H5Dcreate2(group.get(), "points", H5T_IEEE_F64LE, point_space.get(),
                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
               "create /xdmf/points", path_);
-  write_root_only(point_set.get(), H5T_NATIVE_DOUBLE, points.data(), n * 3);
+  write_root_only("/xdmf/points", point_set.get(), H5T_NATIVE_DOUBLE, points.data(), n * 3);
 
   const hsize_t segments = std::max<hsize_t>(n - 1, 1);
   std::vector<int32_t> connectivity(segments * 2, 0);
@@ -284,12 +291,13 @@ void ParallelGridFile::write_line_helpers() {
       checked(dataset_handle(H5Dcreate2(group.get(), "segments", H5T_STD_I32LE, segment_space.get(),
                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
               "create /xdmf/segments", path_);
-  write_root_only(segment_set.get(), H5T_NATIVE_INT32, connectivity.data(), segments * 2);
+  write_root_only("/xdmf/segments", segment_set.get(), H5T_NATIVE_INT32, connectivity.data(),
+                  segments * 2);
 }
 
 void ParallelGridFile::close() {
   collective_.reset();
-  TESSERA_CHECK(file_.close(), "HDF5 failed to close (flush) " << path_);
+  if (!file_.close()) fail("close (flush)", path_);
 }
 
 }  // namespace tessera::io::detail

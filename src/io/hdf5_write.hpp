@@ -17,7 +17,8 @@ bool is_reserved_attribute(const std::string& name);
 
 /// A grid-output file created collectively with the MPI-IO driver. Every method is collective
 /// over the communicator and must be called in the same order with the same names on all
-/// ranks; data arguments are each rank's own (sorted, disjoint) points. Throws tessera::Error.
+/// ranks; data arguments are each rank's own (sorted, disjoint) points. Throws tessera::Error
+/// with HDF5's own reason for the failure.
 class ParallelGridFile {
  public:
   ParallelGridFile(MPI_Comm comm, const std::string& path, const GridLayout& layout);
@@ -47,7 +48,8 @@ class ParallelGridFile {
  private:
   void write_points(const std::string& path, hid_t type, const void* fill,
                     const std::vector<int64_t>& indices, const void* values);
-  void write_root_only(hid_t dataset, hid_t mem_type, const void* data, hsize_t count);
+  void write_root_only(const std::string& name, hid_t dataset, hid_t mem_type, const void* data,
+                       hsize_t count);
 
   std::string path_;
   GridLayout layout_;
