@@ -1,5 +1,7 @@
-// write_grid_output: the checks that every rank describes the same file, the values (all ranks,
-// parallel HDF5), the /steps views (rank 0, serial HDF5), and the XDMF file.
+// write_grid_output: the checks that every rank describes the same file, the room for it, the
+// values (all ranks, parallel HDF5), the /steps views (rank 0, serial HDF5), and the XDMF file.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -11,8 +13,10 @@
 
 #include "hdf5_handle.hpp"
 #include "hdf5_write.hpp"
+#include "output_space.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/io/grid_output.hpp"
+#include "tessera/io/write_error.hpp"
 #include "tessera/io/xdmf.hpp"
 
 namespace tessera::io {
@@ -102,10 +106,20 @@ std::string attempt(Step&& step) {
   }
 }
 
-/// The file's datasets and attributes, collectively; this rank's failure or "". The file is
-/// closed on every rank, also after a failure.
+/// After a failed write, before the close: the values are no longer wanted, and emptying the
+/// file frees their room (with the reserve's) for the metadata that the close still writes.
+void free_room_of(const fs::path& partial, detail::OutputSpace& space) {
+  space.release();
+  if (::truncate(partial.c_str(), 0) != 0) {
+    // Nothing was written yet: there is no room to free.
+  }
+}
+
+/// The file's datasets and attributes, collectively; this rank's failure or "". On a failure
+/// of any rank the file is emptied and closed on every rank.
 std::string write_values(const parallel::Communicator& comm, const fs::path& partial,
-                         const FileContent& content) {
+                         const FileContent& content, detail::OutputSpace& space,
+                         const detail::OutputSizes& sizes) {
   const GridLayout& layout = content.layout;
   std::optional<detail::ParallelGridFile> file;
   std::string message = attempt([&] {
@@ -124,6 +138,13 @@ std::string write_values(const parallel::Communicator& comm, const fs::path& par
     if (!layout.mesh && layout.spatial_dims() <= 1) file->write_line_helpers();
     file->flush();
   });
+  if (comm.any(!message.empty())) {
+    if (comm.rank() == 0) free_room_of(partial, space);
+    space.release();
+    comm.barrier();  // the room is free before any rank writes metadata in the close
+  } else {
+    space.keep(sizes.view_metadata + sizes.xmf);
+  }
   if (file) {
     const std::string closing = attempt([&] { file->close(); });
     if (message.empty()) message = closing;
@@ -132,7 +153,8 @@ std::string write_values(const parallel::Communicator& comm, const fs::path& par
 }
 
 /// Rank 0: the /steps/<k>/<field> views of a space-time file; the failure or "".
-std::string write_views(const fs::path& partial, const FileContent& content) {
+std::string write_views(const fs::path& partial, const FileContent& content,
+                        detail::OutputSpace& space, const detail::OutputSizes& sizes) {
   std::vector<std::string> fields;
   for (const auto& [name, values] : content.contribution.fields) fields.push_back(name);
   if (content.with_subdomain) fields.push_back("subdomain");
@@ -142,6 +164,11 @@ std::string write_views(const fs::path& partial, const FileContent& content) {
     file->write(fields);
     file->flush();
   });
+  if (!message.empty()) {
+    free_room_of(partial, space);
+  } else {
+    space.keep(sizes.xmf);
+  }
   if (file) {
     const std::string closing = attempt([&] { file->close(); });
     if (message.empty()) message = closing;
@@ -151,24 +178,25 @@ std::string write_views(const fs::path& partial, const FileContent& content) {
 
 /// Rank 0: the XDMF file, then both files under their final names (the .h5 first, so that an
 /// .xmf never points at a missing file).
-void publish(const OutputPaths& paths, const std::string& xmf) {
+void publish(const OutputPaths& paths, const std::string& xmf, detail::OutputSpace& space) {
+  space.hand_over();  // the reserve is the .xmf.partial: writing it takes the room over
   {
     std::ofstream out(paths.partial_xmf);
     out << xmf;
     out.flush();
     if (!out.good())
-      TESSERA_FAIL("cannot write " + paths.partial_xmf.string() + ": " + std::strerror(errno));
+      throw WriteError("cannot write " + paths.partial_xmf.string() + ": " + std::strerror(errno));
   }
   std::error_code ec;
   fs::rename(paths.partial_h5, paths.final_h5, ec);
   if (ec) {
-    TESSERA_FAIL("cannot rename " + paths.partial_h5.string() + " to " + paths.final_h5.string() +
-                 ": " + ec.message());
+    throw WriteError("cannot rename " + paths.partial_h5.string() + " to " +
+                     paths.final_h5.string() + ": " + ec.message());
   }
   fs::rename(paths.partial_xmf, paths.final_xmf, ec);
   if (ec) {
-    TESSERA_FAIL("cannot rename " + paths.partial_xmf.string() + " to " + paths.final_xmf.string() +
-                 ": " + ec.message());
+    throw WriteError("cannot rename " + paths.partial_xmf.string() + " to " +
+                     paths.final_xmf.string() + ": " + ec.message());
   }
 }
 
@@ -234,31 +262,36 @@ void write_grid_output(const parallel::Communicator& comm, const std::string& di
     if (!comm.any(!local_message.empty())) return;
     std::error_code ec;
     if (comm.rank() == 0) fs::remove(paths.partial_h5, ec), fs::remove(paths.partial_xmf, ec);
-    TESSERA_FAIL((local_message.empty() ? "grid output: another rank failed while " + stage
-                                        : local_message));
+    throw WriteError(local_message.empty() ? "grid output: another rank failed while " + stage
+                                           : local_message);
   };
 
-  // 2. The HDF5 file: the values collectively, then the time-step views on rank 0.
+  // 2. The room for the whole output, before HDF5 writes anything (output_space.hpp).
   std::vector<std::string> field_names;
   for (const auto& [name, values] : contribution.fields) field_names.push_back(name);
-  const FileContent content{layout, contribution, sorted, info, with_subdomain};
-  {
-    detail::QuietHdf5Errors quiet;
-    agree_written(write_values(comm, paths.partial_h5, content),
-                  "writing " + paths.partial_h5.string());
-    if (layout.has_time && layout.spatial_dims() >= 1) {
-      agree_written(comm.rank() == 0 ? write_views(paths.partial_h5, content) : "",
-                    "writing " + paths.partial_h5.string());
-    }
-  }
-
-  // 3. Rank 0 publishes.
   const std::string xmf =
       comm.rank() != 0
           ? ""
           : xdmf_text(layout, field_names, with_subdomain, paths.final_h5.filename().string(),
                       info.case_name.empty() ? stem : info.case_name);
-  if (comm.rank() == 0) message = attempt([&] { publish(paths, xmf); });
+  const auto sizes = detail::output_sizes(layout, field_names.size(), with_subdomain,
+                                          info.parameters.size(), xmf.size());
+  detail::OutputSpace space(comm, paths.partial_xmf.string(), paths.final_h5.string(), sizes);
+
+  // 3. The HDF5 file: the values collectively, then the time-step views on rank 0.
+  const FileContent content{layout, contribution, sorted, info, with_subdomain};
+  {
+    detail::QuietHdf5Errors quiet;
+    agree_written(write_values(comm, paths.partial_h5, content, space, sizes),
+                  "writing " + paths.partial_h5.string());
+    if (layout.has_time && layout.spatial_dims() >= 1) {
+      agree_written(comm.rank() == 0 ? write_views(paths.partial_h5, content, space, sizes) : "",
+                    "writing " + paths.partial_h5.string());
+    }
+  }
+
+  // 4. Rank 0 publishes.
+  if (comm.rank() == 0) message = attempt([&] { publish(paths, xmf, space); });
   agree_written(message, "publishing " + paths.final_h5.string());
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/io/write_error.hpp"
 
 namespace tessera::io::detail {
 
@@ -13,7 +14,8 @@ namespace {
 /// while HDF5's error stack still holds it.
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
   const std::string reason = hdf5_failure_reason();
-  throw Error("HDF5 failed to " + what + " in " + path + (reason.empty() ? "" : ": " + reason));
+  throw WriteError("HDF5 failed to " + what + " in " + path +
+                   (reason.empty() ? "" : ": " + reason));
 }
 
 void check(herr_t status, const std::string& what, const std::string& path) {

@@ -17,7 +17,7 @@ bool is_reserved_attribute(const std::string& name);
 
 /// A grid-output file created collectively with the MPI-IO driver. Every method is collective
 /// over the communicator and must be called in the same order with the same names on all
-/// ranks; data arguments are each rank's own (sorted, disjoint) points. Throws tessera::Error
+/// ranks; data arguments are each rank's own (sorted, disjoint) points. Throws io::WriteError
 /// with HDF5's own reason. The owner calls close(), also after a failure: the destructor
 /// closes too, but a close that fails there can no longer be reported.
 class ParallelGridFile {
@@ -69,7 +69,7 @@ class ParallelGridFile {
 /// MPI-IO driver keeps a duplicate of the file's communicator until the file closes, and MPICH
 /// has a fixed number of communicators per process: the views of a few hundred output times
 /// used them all up (docs/benchmarks.md, "Time-step views"). The serial driver has no
-/// communicator to duplicate. Throws tessera::Error with HDF5's own reason; the owner calls
+/// communicator to duplicate. Throws io::WriteError with HDF5's own reason; the owner calls
 /// close(), also after a failure.
 class StepViewFile {
  public:
