@@ -1,9 +1,12 @@
 #include "tessera/app/console.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/io/write_error.hpp"
 
 namespace tessera::app {
 namespace {
@@ -14,11 +17,30 @@ std::ostream& discard() {
   return null_stream;
 }
 
+/// Appends `text` to the log and flushes it; throws io::WriteError naming the log and the cause
+/// when it does not get there (a full disk): a run whose log is lost ends, like one whose
+/// history is.
+void append_to_log(std::FILE* log, const std::string& path, const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), log) == text.size() && std::fflush(log) == 0) return;
+  const int error = errno;
+  std::clearerr(log);
+  throw io::WriteError("cannot write '" + path + "': " + std::strerror(error));
+}
+
 /// Writes to standard output and to a log file; the file gets whole lines (one fwrite each).
+/// A line that cannot be written throws out of the stream that wrote it (its exceptions()
+/// include badbit).
 class TeeBuffer : public std::streambuf {
  public:
-  TeeBuffer(std::streambuf* screen, std::FILE* file) : screen_(screen), file_(file) {}
-  ~TeeBuffer() override { flush_line(); }
+  TeeBuffer(std::streambuf* screen, std::FILE* file, std::string path)
+      : screen_(screen), file_(file), path_(std::move(path)) {}
+  ~TeeBuffer() override {
+    try {
+      flush_line();
+    } catch (const io::WriteError&) {
+      // Already on the way out; the line is on standard output.
+    }
+  }
 
  protected:
   int overflow(int c) override {
@@ -40,12 +62,13 @@ class TeeBuffer : public std::streambuf {
  private:
   void flush_line() {
     if (line_.empty()) return;
-    std::fwrite(line_.data(), 1, line_.size(), file_);
-    std::fflush(file_);
+    const std::string line = std::move(line_);
     line_.clear();
+    append_to_log(file_, path_, line);
   }
   std::streambuf* screen_;
   std::FILE* file_;
+  std::string path_;
   std::string line_;
 };
 
@@ -61,7 +84,11 @@ std::string utc_now() {
 Console::Console(bool root) : root_(root), out_(root ? &std::cout : &discard()) {}
 
 Console::~Console() {
-  if (tee_stream_) tee_stream_->flush();
+  try {
+    if (tee_stream_) tee_stream_->flush();
+  } catch (const std::exception&) {
+    // A destructor cannot report it; the line is on standard output.
+  }
   tee_stream_.reset();
   tee_.reset();
   if (log_) std::fclose(log_);
@@ -71,21 +98,19 @@ void Console::log_to(const std::string& path) {
   log_ = std::fopen(path.c_str(), "a");
   TESSERA_CHECK(log_, path << ": cannot open the log for appending; check the output folder's "
                               "permissions");
+  log_path_ = path;
   if (!root_) return;
-  const std::string header = "=== " + utc_now() + " tessera run ===\n";
-  std::fwrite(header.data(), 1, header.size(), log_);
-  std::fflush(log_);
-  tee_ = std::make_unique<TeeBuffer>(std::cout.rdbuf(), log_);
+  append_to_log(log_, path, "=== " + utc_now() + " tessera run ===\n");
+  tee_ = std::make_unique<TeeBuffer>(std::cout.rdbuf(), log_, path);
   tee_stream_ = std::make_unique<std::ostream>(tee_.get());
+  tee_stream_->exceptions(std::ios::badbit);
   out_ = tee_stream_.get();
 }
 
 void Console::warning(const std::string& text) const {
   std::cerr << "tessera: warning: " << text << std::endl;
   if (!log_) return;
-  const std::string line = utc_now() + " tessera: warning: " + text + "\n";
-  std::fwrite(line.data(), 1, line.size(), log_);
-  std::fflush(log_);
+  append_to_log(log_, log_path_, utc_now() + " tessera: warning: " + text + "\n");
 }
 
 }  // namespace tessera::app

@@ -18,6 +18,7 @@
 #include "tessera/core/memory_usage.hpp"
 #include "tessera/core/stop_signal.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/io/write_error.hpp"
 #include "tessera/parallel/device_map.hpp"
 
 namespace tessera::app {
@@ -94,10 +95,15 @@ int run_command(const CommandLine& line) {
   const auto& c = setup.input;
   prepare_output_directory(comm, c.output.directory);
   const RunClaim claim = claim_output_folder(comm, setup, line, console);
+  if (claim.lock) reserve_run_record_room(c.output.directory);
   try {
     record_forced_stops(claim, c.output.directory);
     console.log_to(c.output.directory + "/tessera.log");
     return train_and_write(comm, setup, claim, line, console);
+  } catch (const io::WriteError& e) {
+    // A full disk or a quota: one line, its own exit status, and the checkpoints to go on from.
+    record_failure(claim, c.output.directory, e.what());
+    parallel::Environment::abort_job(e.what(), exit_write_failed);
   } catch (const std::exception& e) {
     record_failure(claim, c.output.directory, e.what());
     throw;

@@ -11,6 +11,7 @@
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/io/checkpoint_files.hpp"
 #include "tessera/io/json_files.hpp"
+#include "tessera/io/write_error.hpp"
 
 namespace tessera::app {
 namespace {
@@ -65,6 +66,15 @@ void prepare_output_directory(const parallel::Communicator& comm, const std::str
   comm.barrier();
 }
 
+void reserve_run_record_room(const std::string& output) {
+  const std::string path = output + "/run.json";
+  std::error_code ec;
+  const auto now = std::filesystem::file_size(path, ec);
+  // The record of a failure is this one with the time and the message added. The room is
+  // wanted on a disk that is nearly full, so it is kept as small as that.
+  io::reserve_json_room(path, (ec ? 0 : now) + 2048);
+}
+
 nlohmann::json checkpoint_identity(const Setup& setup) {
   const auto& c = setup.input;
   const auto& d = setup.decomposition;
@@ -104,8 +114,14 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
     info.attributes_double["interface_jump"] = final_record.interface_jump;
   info.attributes_string["decomposition"] = io::name(setup.decomposition.method);
   info.parameters = final_record.parameters;
-  io::write_grid_output(comm, c.output.directory, c.name, evaluator.layout(),
-                        evaluator.output_contribution(), info);
+  try {
+    io::write_grid_output(comm, c.output.directory, c.name, evaluator.layout(),
+                          evaluator.output_contribution(), info);
+  } catch (const io::WriteError& e) {
+    throw io::WriteError(std::string(e.what()) +
+                         "; the checkpoints are kept: make room, then write the output with "
+                         "--restart latest");
+  }
 
   const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
   const auto placement = rank_placement(comm, setup.problem.device, links.sync.slices);

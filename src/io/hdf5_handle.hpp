@@ -67,6 +67,13 @@ class QuietHdf5Errors {
   void* data_ = nullptr;
 };
 
+/// HDF5's own reason for the failure of the last call on this thread: the innermost entry of
+/// its error stack (where the failure began, e.g. "MPI_File_write_at_all failed: Other I/O error
+/// No space left on device (H5FD__mpio_write)"), on one line; "" when the stack is empty. Call it
+/// before the next HDF5 call, which clears the stack. QuietHdf5Errors keeps the stack; it only
+/// stops HDF5 printing it.
+std::string hdf5_failure_reason();
+
 /// True when `path` (absolute, e.g. "/grid/x") names an existing link, checking each level so
 /// that a missing group is an answer, not an HDF5 error.
 inline bool path_exists(hid_t file, const std::string& path) {

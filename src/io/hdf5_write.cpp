@@ -4,17 +4,26 @@
 #include <limits>
 
 #include "tessera/core/error.hpp"
+#include "tessera/io/write_error.hpp"
 
 namespace tessera::io::detail {
 
 namespace {
 
+/// "HDF5 failed to <what> in <path>: <HDF5's own reason>". Called right after the failed call,
+/// while HDF5's error stack still holds it.
+[[noreturn]] void fail(const std::string& what, const std::string& path) {
+  const std::string reason = hdf5_failure_reason();
+  throw WriteError("HDF5 failed to " + what + " in " + path +
+                   (reason.empty() ? "" : ": " + reason));
+}
+
 void check(herr_t status, const std::string& what, const std::string& path) {
-  TESSERA_CHECK(status >= 0, "HDF5 failed to " << what << " in " << path);
+  if (status < 0) fail(what, path);
 }
 
 H5Handle checked(H5Handle handle, const std::string& what, const std::string& path) {
-  TESSERA_CHECK(handle.valid(), "HDF5 failed to " << what << " in " << path);
+  if (!handle.valid()) fail(what, path);
   return handle;
 }
 
@@ -31,12 +40,16 @@ bool is_reserved_attribute(const std::string& name) {
 ParallelGridFile::ParallelGridFile(MPI_Comm comm, const std::string& path, const GridLayout& layout)
     : path_(path), layout_(layout) {
   MPI_Comm_rank(comm, &rank_);
-  H5Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS));
+  // Everything that can fail alone comes first: once the file exists, only close() may end it.
+  collective_ = checked(plist_handle(H5Pcreate(H5P_DATASET_XFER)), "create a transfer list", path_);
+  check(H5Pset_dxpl_mpio(collective_.get(), H5FD_MPIO_COLLECTIVE), "request collective I/O", path_);
+  H5Handle fapl = checked(plist_handle(H5Pcreate(H5P_FILE_ACCESS)), "create an access list", path_);
   check(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "select the MPI-IO driver", path_);
   file_ = checked(file_handle(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get())),
                   "create the file (is the directory writable?)", path_);
-  collective_ = plist_handle(H5Pcreate(H5P_DATASET_XFER));
-  check(H5Pset_dxpl_mpio(collective_.get(), H5FD_MPIO_COLLECTIVE), "request collective I/O", path_);
+}
+
+void ParallelGridFile::create_groups() {
   // A mesh without time has no axis at all: no empty /grid group then.
   std::vector<const char*> groups = {"/fields"};
   if (!layout_.axes.empty()) groups.push_back("/grid");
@@ -47,8 +60,8 @@ ParallelGridFile::ParallelGridFile(MPI_Comm comm, const std::string& path, const
   }
 }
 
-void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void* data,
-                                       hsize_t count) {
+void ParallelGridFile::write_root_only(const std::string& name, hid_t dataset, hid_t mem_type,
+                                       const void* data, hsize_t count) {
   // Collective transfer in which only rank 0 selects anything: the others still take part.
   H5Handle file_space = space_handle(H5Dget_space(dataset));
   const hsize_t mem_count = std::max<hsize_t>(count, 1);
@@ -58,7 +71,7 @@ void ParallelGridFile::write_root_only(hid_t dataset, hid_t mem_type, const void
     check(H5Sselect_none(mem_space.get()), "select nothing", path_);
   }
   check(H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), collective_.get(), data),
-        "write a dataset", path_);
+        "write " + name, path_);
 }
 
 void ParallelGridFile::write_axes() {
@@ -72,7 +85,7 @@ void ParallelGridFile::write_axes() {
         checked(dataset_handle(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
                                           H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
                 "create " + name, path_);
-    write_root_only(dataset.get(), H5T_NATIVE_DOUBLE, layout_.axes[a].data(), n);
+    write_root_only(name, dataset.get(), H5T_NATIVE_DOUBLE, layout_.axes[a].data(), n);
   }
 }
 
@@ -86,7 +99,7 @@ void ParallelGridFile::write_mesh() {
     H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), name, file_type, space.get(),
                                                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
                                std::string("create ") + name, path_);
-    write_root_only(dataset.get(), mem_type, data, rows * columns);
+    write_root_only(name, dataset.get(), mem_type, data, rows * columns);
   };
   write_2d("/mesh/points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, mesh.points.data(),
            static_cast<hsize_t>(mesh.point_count()), static_cast<hsize_t>(mesh.dims));
@@ -216,7 +229,54 @@ void ParallelGridFile::write_root_attributes(const GridFileInfo& info) {
     string_attribute(root.get(), name, value, path_);
 }
 
-void ParallelGridFile::write_time_step_views(const std::vector<std::string>& fields) {
+void ParallelGridFile::write_line_helpers() {
+  const std::vector<double>& x = layout_.axes.front();
+  const hsize_t n = x.size();
+  H5Handle group =
+      checked(group_handle(H5Gcreate2(file_.get(), "/xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create group /xdmf", path_);
+  std::vector<double> points(n * 3, 0.0);
+  for (hsize_t i = 0; i < n; ++i) points[3 * i] = x[i];
+  const hsize_t point_shape[2] = {n, 3};
+  H5Handle point_space = space_handle(H5Screate_simple(2, point_shape, nullptr));
+  H5Handle point_set =
+      checked(dataset_handle(H5Dcreate2(group.get(), "points", H5T_IEEE_F64LE, point_space.get(),
+                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create /xdmf/points", path_);
+  write_root_only("/xdmf/points", point_set.get(), H5T_NATIVE_DOUBLE, points.data(), n * 3);
+
+  const hsize_t segments = std::max<hsize_t>(n - 1, 1);
+  std::vector<int32_t> connectivity(segments * 2, 0);
+  for (hsize_t s = 0; s + 1 < n; ++s) {
+    connectivity[2 * s] = static_cast<int32_t>(s);
+    connectivity[2 * s + 1] = static_cast<int32_t>(s + 1);
+  }
+  const hsize_t segment_shape[2] = {segments, 2};
+  H5Handle segment_space = space_handle(H5Screate_simple(2, segment_shape, nullptr));
+  H5Handle segment_set =
+      checked(dataset_handle(H5Dcreate2(group.get(), "segments", H5T_STD_I32LE, segment_space.get(),
+                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create /xdmf/segments", path_);
+  write_root_only("/xdmf/segments", segment_set.get(), H5T_NATIVE_INT32, connectivity.data(),
+                  segments * 2);
+}
+
+void ParallelGridFile::flush() {
+  check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "write the metadata (flush)", path_);
+}
+
+void ParallelGridFile::close() {
+  collective_.reset();
+  if (!file_.close()) fail("close (flush)", path_);
+}
+
+StepViewFile::StepViewFile(const std::string& path, const GridLayout& layout)
+    : path_(path), layout_(layout) {
+  file_ = checked(file_handle(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT)),
+                  "open the file for its time steps", path_);
+}
+
+void StepViewFile::write(const std::vector<std::string>& fields) {
   const std::vector<hsize_t> shape = to_hsize(layout_.shape_c_order());
   const int rank = static_cast<int>(shape.size());
   const std::vector<hsize_t> step_shape(shape.begin() + 1, shape.end());
@@ -256,40 +316,12 @@ void ParallelGridFile::write_time_step_views(const std::vector<std::string>& fie
   }
 }
 
-void ParallelGridFile::write_line_helpers() {
-  const std::vector<double>& x = layout_.axes.front();
-  const hsize_t n = x.size();
-  H5Handle group =
-      checked(group_handle(H5Gcreate2(file_.get(), "/xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-              "create group /xdmf", path_);
-  std::vector<double> points(n * 3, 0.0);
-  for (hsize_t i = 0; i < n; ++i) points[3 * i] = x[i];
-  const hsize_t point_shape[2] = {n, 3};
-  H5Handle point_space = space_handle(H5Screate_simple(2, point_shape, nullptr));
-  H5Handle point_set =
-      checked(dataset_handle(H5Dcreate2(group.get(), "points", H5T_IEEE_F64LE, point_space.get(),
-                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-              "create /xdmf/points", path_);
-  write_root_only(point_set.get(), H5T_NATIVE_DOUBLE, points.data(), n * 3);
-
-  const hsize_t segments = std::max<hsize_t>(n - 1, 1);
-  std::vector<int32_t> connectivity(segments * 2, 0);
-  for (hsize_t s = 0; s + 1 < n; ++s) {
-    connectivity[2 * s] = static_cast<int32_t>(s);
-    connectivity[2 * s + 1] = static_cast<int32_t>(s + 1);
-  }
-  const hsize_t segment_shape[2] = {segments, 2};
-  H5Handle segment_space = space_handle(H5Screate_simple(2, segment_shape, nullptr));
-  H5Handle segment_set =
-      checked(dataset_handle(H5Dcreate2(group.get(), "segments", H5T_STD_I32LE, segment_space.get(),
-                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-              "create /xdmf/segments", path_);
-  write_root_only(segment_set.get(), H5T_NATIVE_INT32, connectivity.data(), segments * 2);
+void StepViewFile::flush() {
+  check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "write the time steps (flush)", path_);
 }
 
-void ParallelGridFile::close() {
-  collective_.reset();
-  TESSERA_CHECK(file_.close(), "HDF5 failed to close (flush) " << path_);
+void StepViewFile::close() {
+  if (!file_.close()) fail("close (flush)", path_);
 }
 
 }  // namespace tessera::io::detail

@@ -24,7 +24,8 @@ class Console {
   std::ostream& out() { return *out_; }
   bool root() const { return root_; }
   /// "tessera: warning: <text>" on standard error, from whichever rank calls it (and, with a
-  /// log, in the log with the time).
+  /// log, in the log with the time). Throws io::WriteError when the log cannot be written, as
+  /// out() does then.
   void warning(const std::string& text) const;
   /// From now on, also appends what out() shows (rank 0) and every warning (any rank, one
   /// line per write, so ranks do not cut into each other's lines) to the file at `path`.
@@ -35,6 +36,7 @@ class Console {
   bool root_;
   std::ostream* out_;
   std::FILE* log_ = nullptr;
+  std::string log_path_;
   std::unique_ptr<std::streambuf> tee_;  ///< standard output + the log (rank 0)
   std::unique_ptr<std::ostream> tee_stream_;
 };
