@@ -21,7 +21,7 @@ import random
 import sys
 import time
 
-from check_ranks_identical import fields, history  # same folder
+from check_ranks_identical import fields, history, history_differences  # same folder
 
 SPACE = ["x", "y", "z"]
 
@@ -181,18 +181,8 @@ def run(tessera, mpiexec, case_file, out, ranks, timeout):
 
 
 def differences(a_out, b_out, ranks):
-    failures = []
-    a, b = history(a_out), history(b_out)
-    if len(a) != len(b):
-        failures.append(f"history: {len(a)} lines on 1 rank, {len(b)} on {ranks}")
-    for k, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            keys = sorted(key for key in set(x) | set(y) if x.get(key) != y.get(key))
-            failures.append(
-                f"history line {k + 1} differs in {keys}: "
-                f"{[x.get(key) for key in keys]} vs {[y.get(key) for key in keys]}"
-            )
-            break
+    # The first differing record is enough to replay from.
+    failures = history_differences(history(a_out), history(b_out), 1, ranks)[:2]
     _, fa = fields(a_out)
     _, fb = fields(b_out)
     for name in sorted(set(fa) | set(fb)):

@@ -74,6 +74,24 @@ def fields(out):
     return os.path.basename(files[0]), result
 
 
+def history_differences(base, other, base_ranks, ranks):
+    """One line per history record that differs (naming its keys), and for unequal lengths."""
+    failures = []
+    if len(other) != len(base):
+        failures.append(
+            f"history.jsonl: {len(other)} lines on {ranks} ranks, {len(base)} on {base_ranks}"
+        )
+    for k, (a, b) in enumerate(zip(base, other)):
+        if a != b:
+            keys = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
+            failures.append(
+                f"history.jsonl line {k + 1} differs between {base_ranks} and "
+                f"{ranks} ranks in {keys}: {[a.get(key) for key in keys]} vs "
+                f"{[b.get(key) for key in keys]}"
+            )
+    return failures
+
+
 def slice_failures(out, ranks, slices):
     with open(os.path.join(out, "run.json")) as f:
         run_record = json.load(f)
@@ -115,20 +133,7 @@ def main():
         for ranks in args.ranks:
             failures += slice_failures(outs[ranks], ranks, args.slices)
     for ranks in args.ranks[1:]:
-        other = history(outs[ranks])
-        if len(other) != len(base_history):
-            failures.append(
-                f"history.jsonl: {len(other)} lines on {ranks} ranks, "
-                f"{len(base_history)} on {base_ranks}"
-            )
-        for k, (a, b) in enumerate(zip(base_history, other)):
-            if a != b:
-                keys = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
-                failures.append(
-                    f"history.jsonl line {k + 1} differs between {base_ranks} and "
-                    f"{ranks} ranks in {keys}: {[a.get(key) for key in keys]} vs "
-                    f"{[b.get(key) for key in keys]}"
-                )
+        failures += history_differences(base_history, history(outs[ranks]), base_ranks, ranks)
         name, other_fields = fields(outs[ranks])
         if name != base_name:
             failures.append(f"output file {name} on {ranks} ranks, {base_name} on {base_ranks}")
