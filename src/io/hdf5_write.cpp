@@ -89,22 +89,26 @@ void ParallelGridFile::write_axes() {
   }
 }
 
+void ParallelGridFile::write_matrix_root_only(const std::string& name, hid_t file_type,
+                                              hid_t mem_type, const void* data, hsize_t rows,
+                                              hsize_t columns) {
+  const hsize_t shape[2] = {rows, columns};
+  H5Handle space = space_handle(H5Screate_simple(2, shape, nullptr));
+  H5Handle dataset =
+      checked(dataset_handle(H5Dcreate2(file_.get(), name.c_str(), file_type, space.get(),
+                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+              "create " + name, path_);
+  write_root_only(name, dataset.get(), mem_type, data, rows * columns);
+}
+
 void ParallelGridFile::write_mesh() {
   TESSERA_CHECK(layout_.mesh.has_value(), "grid output: write_mesh without a mesh in " << path_);
   const MeshPoints& mesh = *layout_.mesh;
-  auto write_2d = [&](const char* name, hid_t file_type, hid_t mem_type, const void* data,
-                      hsize_t rows, hsize_t columns) {
-    const hsize_t shape[2] = {rows, columns};
-    H5Handle space = space_handle(H5Screate_simple(2, shape, nullptr));
-    H5Handle dataset = checked(dataset_handle(H5Dcreate2(file_.get(), name, file_type, space.get(),
-                                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-                               std::string("create ") + name, path_);
-    write_root_only(name, dataset.get(), mem_type, data, rows * columns);
-  };
-  write_2d("/mesh/points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, mesh.points.data(),
-           static_cast<hsize_t>(mesh.point_count()), static_cast<hsize_t>(mesh.dims));
-  write_2d("/mesh/cells", H5T_STD_I64LE, H5T_NATIVE_INT64, mesh.cells.data(),
-           static_cast<hsize_t>(mesh.cell_count()), static_cast<hsize_t>(mesh.dims + 1));
+  write_matrix_root_only("/mesh/points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, mesh.points.data(),
+                         static_cast<hsize_t>(mesh.point_count()), static_cast<hsize_t>(mesh.dims));
+  write_matrix_root_only("/mesh/cells", H5T_STD_I64LE, H5T_NATIVE_INT64, mesh.cells.data(),
+                         static_cast<hsize_t>(mesh.cell_count()),
+                         static_cast<hsize_t>(mesh.dims + 1));
 }
 
 void ParallelGridFile::write_points(const std::string& path, hid_t type, const void* fill,
@@ -232,18 +236,11 @@ void ParallelGridFile::write_root_attributes(const GridFileInfo& info) {
 void ParallelGridFile::write_line_helpers() {
   const std::vector<double>& x = layout_.axes.front();
   const hsize_t n = x.size();
-  H5Handle group =
-      checked(group_handle(H5Gcreate2(file_.get(), "/xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-              "create group /xdmf", path_);
+  checked(group_handle(H5Gcreate2(file_.get(), "/xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+          "create group /xdmf", path_);
   std::vector<double> points(n * 3, 0.0);
   for (hsize_t i = 0; i < n; ++i) points[3 * i] = x[i];
-  const hsize_t point_shape[2] = {n, 3};
-  H5Handle point_space = space_handle(H5Screate_simple(2, point_shape, nullptr));
-  H5Handle point_set =
-      checked(dataset_handle(H5Dcreate2(group.get(), "points", H5T_IEEE_F64LE, point_space.get(),
-                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-              "create /xdmf/points", path_);
-  write_root_only("/xdmf/points", point_set.get(), H5T_NATIVE_DOUBLE, points.data(), n * 3);
+  write_matrix_root_only("/xdmf/points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, points.data(), n, 3);
 
   const hsize_t segments = std::max<hsize_t>(n - 1, 1);
   std::vector<int32_t> connectivity(segments * 2, 0);
@@ -251,14 +248,8 @@ void ParallelGridFile::write_line_helpers() {
     connectivity[2 * s] = static_cast<int32_t>(s);
     connectivity[2 * s + 1] = static_cast<int32_t>(s + 1);
   }
-  const hsize_t segment_shape[2] = {segments, 2};
-  H5Handle segment_space = space_handle(H5Screate_simple(2, segment_shape, nullptr));
-  H5Handle segment_set =
-      checked(dataset_handle(H5Dcreate2(group.get(), "segments", H5T_STD_I32LE, segment_space.get(),
-                                        H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
-              "create /xdmf/segments", path_);
-  write_root_only("/xdmf/segments", segment_set.get(), H5T_NATIVE_INT32, connectivity.data(),
-                  segments * 2);
+  write_matrix_root_only("/xdmf/segments", H5T_STD_I32LE, H5T_NATIVE_INT32, connectivity.data(),
+                         segments, 2);
 }
 
 void ParallelGridFile::flush() {

@@ -56,6 +56,9 @@ class ParallelGridFile {
                     const std::vector<int64_t>& indices, const void* values);
   void write_root_only(const std::string& name, hid_t dataset, hid_t mem_type, const void* data,
                        hsize_t count);
+  /// A new [rows, columns] dataset `name` written from rank 0's `data` (collective).
+  void write_matrix_root_only(const std::string& name, hid_t file_type, hid_t mem_type,
+                              const void* data, hsize_t rows, hsize_t columns);
 
   std::string path_;
   GridLayout layout_;
