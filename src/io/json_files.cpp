@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "output_space.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/io/write_error.hpp"
 
@@ -39,8 +40,7 @@ bool reserve_json_room(const std::string& path, uint64_t bytes) {
   const int descriptor = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (descriptor < 0) return false;
   // Blocks claimed beyond the end of an empty file: it stays empty until the write.
-  const bool claimed =
-      ::fallocate(descriptor, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes)) == 0;
+  const bool claimed = detail::claim_blocks(descriptor, bytes) == 0;
   ::close(descriptor);
   return claimed;
 }

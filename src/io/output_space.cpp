@@ -18,13 +18,6 @@ namespace {
 
 constexpr uint64_t kib = 1024;
 
-/// Claims `bytes` of blocks for the file without changing its size (0, or the errno).
-int claim(int descriptor, uint64_t bytes) {
-  if (bytes == 0) return 0;
-  if (::fallocate(descriptor, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes)) == 0) return 0;
-  return errno;
-}
-
 /// Truncating a file to its own size still frees the blocks claimed beyond its end.
 void free_claim(int descriptor) {
   if (::ftruncate(descriptor, 0) != 0) {
@@ -48,6 +41,12 @@ std::string readable_size(uint64_t bytes) {
 }
 
 }  // namespace
+
+int claim_blocks(int descriptor, uint64_t bytes) {
+  if (bytes == 0) return 0;
+  if (::fallocate(descriptor, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(bytes)) == 0) return 0;
+  return errno;
+}
 
 OutputSizes output_sizes(const GridLayout& layout, std::size_t fields, bool with_subdomain,
                          std::size_t parameters, uint64_t xmf_bytes) {
@@ -101,7 +100,7 @@ OutputSpace::~OutputSpace() { release(); }
 std::string OutputSpace::claim_all(uint64_t bytes, const std::string& output) {
   descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (descriptor_ < 0) return "cannot create " + path_ + ": " + std::strerror(errno);
-  const int error = claim(descriptor_, bytes);
+  const int error = claim_blocks(descriptor_, bytes);
   if (error == 0) return "";
   if (error == EOPNOTSUPP || error == ENOSYS) {
     // Nothing to claim with: write as if there were room, as before there was a reserve.
@@ -117,7 +116,7 @@ void OutputSpace::keep(uint64_t bytes) {
   lift_fault();
   if (descriptor_ < 0) return;
   free_claim(descriptor_);
-  if (claim(descriptor_, bytes) != 0) {
+  if (claim_blocks(descriptor_, bytes) != 0) {
     // Taken by someone else in the moment between: the close goes ahead without the reserve.
   }
 }

@@ -18,6 +18,10 @@
 
 namespace tessera::io::detail {
 
+/// Claims `bytes` of disk blocks for the open file `descriptor` without changing its size
+/// (fallocate, FALLOC_FL_KEEP_SIZE): 0, or the errno of the refusal.
+int claim_blocks(int descriptor, uint64_t bytes);
+
 /// Bytes an output file takes on disk, by the phase that writes them (estimates on the safe side).
 struct OutputSizes {
   uint64_t values = 0;         ///< the disk blocks the values touch (parallel file)

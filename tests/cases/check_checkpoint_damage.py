@@ -19,15 +19,14 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 from checkpoint_samples import (  # same folder
-    ENV,
     field_bytes,
     history_without_timings,
     manifest_file_failures,
     report,
+    run_in,
 )
 
 SETS = [
@@ -53,12 +52,7 @@ def arguments():
 def rerun(args, out, *options):
     """Runs the case into OUT, as it stands, with the reference's settings and OPTIONS."""
     launch = [args.mpiexec, "-n", str(args.ranks)] if args.mpiexec else []
-    line = launch + [args.tessera, "run", args.case, "--set", f"output.directory={out}"]
-    for s in SETS:
-        line += ["--set", s]
-    line += list(options)
-    print("running:", " ".join(line), flush=True)
-    return subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
+    return run_in(args.tessera, args.case, out, SETS, options, launch=launch)
 
 
 def copy_of(reference, name):

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 
-from checkpoint_samples import ENV, report  # same folder
+from checkpoint_samples import ENV, report, run_in  # same folder
 
 EXIT_WRITE_FAILED = 74
 SETS = ["training.checkpoint_every=10", "training.log_every=10"]
@@ -31,12 +31,7 @@ CRASH = re.compile(r"Segmentation fault|Caught signal|infinite loop closing|term
 
 
 def run(args, out, env, *extra):
-    line = [args.tessera, "run", args.case, "--set", f"output.directory={out}"]
-    for s in SETS:
-        line += ["--set", s]
-    line += list(extra)
-    print("running:", " ".join(line), flush=True)
-    return subprocess.run(line, env=env, capture_output=True, text=True, timeout=120)
+    return run_in(args.tessera, args.case, out, SETS, extra, env=env)
 
 
 def failed_run_problems(result, out):

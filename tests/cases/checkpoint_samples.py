@@ -26,6 +26,18 @@ def report(failures):
     return 1 if failures else 0
 
 
+def run_in(tessera, case, out, sets, options=(), env=None, launch=(), timeout=120):
+    """Runs CASE into OUT as it stands (a continued run finds its folder), with every --set in
+    SETS, then OPTIONS, under LAUNCH (e.g. an mpiexec line); prints the command and returns the
+    finished process."""
+    line = list(launch) + [tessera, "run", case, "--set", f"output.directory={out}"]
+    for s in sets:
+        line += ["--set", s]
+    line += list(options)
+    print("running:", " ".join(line), flush=True)
+    return subprocess.run(line, env=env or ENV, capture_output=True, text=True, timeout=timeout)
+
+
 def run_case(tessera, case, out, sets, timeout, env=None):
     """Runs CASE into an emptied OUT with every --set in SETS; returns the finished process."""
     shutil.rmtree(out, ignore_errors=True)
