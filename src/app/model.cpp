@@ -257,8 +257,7 @@ std::string stage_precision(const io::StageSpec& stage, const Problem& p) {
   return stage_dtype(stage, p) == torch::kFloat64 ? "fp64" : "fp32";
 }
 
-void plan_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d,
-                         train::TrainingPlan& plan) {
+NetworkSizes network_sizes(const io::Case& c, const Problem& p, const Decomposition& d) {
   // Parameter counts of every subdomain's network: those without their own network have
   // subdomain 0's.
   const auto count = [&](int id) {
@@ -276,12 +275,25 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
   for (const auto& [id, override] : c.subdomains)
     if (override.network && id < d.partition.size()) own[id] = count(id);
   const int64_t shared = count(0);
-  int64_t total = 0, largest = 0, largest_id = 0;
+  NetworkSizes sizes;
   for (int id = 0; id < d.partition.size(); ++id) {
     const int64_t n = own.count(id) ? own.at(id) : shared;
-    total += n;
-    if (n > largest) largest = n, largest_id = id;
+    sizes.total += n;
+    if (n > sizes.largest) sizes.largest = n, sizes.largest_id = id;
   }
+  return sizes;
+}
+
+void choose_planned_finish(io::Case& c, const Problem& p, const Decomposition& d) {
+  if (!c.training.budget) return;
+  const double block = train::QuasiNewton::hessian_bytes(network_sizes(c, p, d).largest);
+  if (block > dense_hessian_limit_bytes)
+    c.training.stages.back().optimizer = io::find_optimizer("lbfgs");
+}
+
+void plan_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d,
+                         train::TrainingPlan& plan) {
+  const auto [total, largest, largest_id] = network_sizes(c, p, d);
   const auto gib = [](double bytes) { return bytes / (1024.0 * 1024 * 1024); };
   for (std::size_t k = 0; k < c.training.stages.size(); ++k) {
     const auto& stage = c.training.stages[k];

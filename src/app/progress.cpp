@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "tessera/app/budget_plan.hpp"
 #include "tessera/app/model.hpp"
 #include "tessera/core/memory_usage.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -36,7 +37,15 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const auto& s = plan.stages[i];
     const auto& spec = c.training.stages[i];
-    out << "    stage " << i << ": " << s.optimizer << ", " << s.iterations << " iterations, lr "
+    // A budget's iteration counts, and the Adam schedule that follows from them, are known
+    // once the run has timed the stages.
+    const bool unplanned = c.training.budget && !c.training.planned;
+    out << "    stage " << i << ": " << s.optimizer << ", ";
+    if (unplanned)
+      out << "iterations planned from the budget, lr ";
+    else
+      out << s.iterations << " iterations, lr ";
+    out
         << s.lr << ", " << (s.dtype == torch::kFloat64 ? "float64" : "float32")
         << (spec.dtype || spec.precision ? "" : " (default)");
     if (s.products == train::Products::tf32) out << ", TF32 products";
@@ -46,7 +55,9 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
       out << (s.joint_hessian ? ", one inverse Hessian over the subdomains cut in space"
                               : ", one inverse Hessian block per subdomain")
           << (spec.hessian ? "" : " (default)");
-    if (spec.optimizer->first_order) {
+    if (spec.optimizer->first_order && unplanned) {
+      out << ", warm-up and decay from the planned iterations (default)";
+    } else if (spec.optimizer->first_order) {
       out << ", warm-up " << s.warmup << (spec.warmup ? "" : " (default)") << ", decay x"
           << s.decay_rate.value_or(1.0) << " every " << s.decay_every
           << (spec.decay ? "" : " (default)");
@@ -164,8 +175,12 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
       << (c.network.weight_factorization ? ", weight factorisation" : "") << "\n";
   int64_t iterations = 0;
   for (const auto& s : c.training.stages) iterations += s.iterations;
-  out << "  training: " << c.training.stages.size() << " stage(s), " << iterations
-      << " iterations; derivatives: "
+  out << "  training: " << c.training.stages.size() << " stage(s), ";
+  if (c.training.budget && !c.training.planned)
+    out << "planned for a budget of " << *c.training.budget << " s";
+  else
+    out << iterations << " iterations";
+  out << "; derivatives: "
       << (c.training.derivatives == io::DerivativeChoice::autograd ? "reverse-mode autograd"
           : c.training.derivatives == io::DerivativeChoice::taylor
               ? "forward Taylor engine"
@@ -174,6 +189,14 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   bool cut_in_space = false, cut_in_time = false;
   for (const auto& cut : d.partition.interfaces())
     (cut.axis >= p.domain->spatial_dims() ? cut_in_time : cut_in_space) = true;
+  if (c.training.budget && !c.training.planned)
+    out << "  plan: training.budget " << *c.training.budget << " s of training: "
+        << static_cast<int>(budget_adam_share * 100) << " % for Adam, the rest for "
+        << setup.plan.stages.back().optimizer
+        << "; the run first times a few iterations of each on this job (on a copy of the "
+           "networks) and fixes both stages' iterations to fit, leaving "
+        << static_cast<int>(std::lround((1 - budget_margin) * 100))
+        << " % for logging, balancing and redraws; run.json and the checkpoints record the plan\n";
   print_training_choices(out, c, setup.plan, cut_in_space && !cut_in_time);
   if (setup.plan.batch_points > 0) {
     const int64_t largest = model.largest_set;

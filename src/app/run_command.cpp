@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tessera/app/budget_plan.hpp"
 #include "tessera/app/checkpointing.hpp"
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
@@ -24,9 +25,11 @@
 namespace tessera::app {
 namespace {
 
-int train_and_write(const parallel::Communicator& comm, const Setup& setup, const RunClaim& claim,
+int train_and_write(const parallel::Communicator& comm, Setup& setup, RunClaim& claim,
                     const CommandLine& line, Console& console) {
-  // 3. This rank's subdomains, their links to other ranks, and the evaluator of errors/output.
+  // 3. Without stages, their iterations planned from training.budget; then this rank's
+  //    subdomains, their links to other ranks, and the evaluator of errors/output.
+  plan_from_budget(comm, setup, claim, console);
   RankModels rank = build_rank_models(comm, setup, console);
   RankLinks links = link_ranks(comm, setup, rank);
   note_idle_ranks(console, setup, rank);
@@ -90,11 +93,11 @@ int run_command(const CommandLine& line) {
 
   // 2. The case, the problem, the decomposition and the plan; then the output folder, locked
   //    for this run, checked against what it already holds, and the checkpoint to continue.
-  const Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
+  Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
   check_devices(comm, setup, console);
   const auto& c = setup.input;
   prepare_output_directory(comm, c.output.directory);
-  const RunClaim claim = claim_output_folder(comm, setup, line, console);
+  RunClaim claim = claim_output_folder(comm, setup, line, console);
   if (claim.lock) reserve_run_record_room(c.output.directory);
   try {
     record_forced_stops(claim, c.output.directory);

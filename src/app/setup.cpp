@@ -16,6 +16,7 @@ Setup prepare(io::Case input, int ranks, int local_rank) {
   check_memory_estimate(input, ranks, memory_limit_bytes(), problem.domain->shape().bounding_box());
   Decomposition decomposition = build_decomposition(input, problem, ranks);
   add_interface_terms(problem, input, decomposition);
+  choose_planned_finish(input, problem, decomposition);
   train::TrainingPlan plan = training_plan(input, problem);
   plan_dense_hessians(input, problem, decomposition, plan);
   return Setup{std::move(input), std::move(problem), std::move(decomposition), std::move(plan)};

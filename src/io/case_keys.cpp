@@ -40,7 +40,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"network.fourier_features", {"count", "scale"}},
         {"training",
          {"collocation", "derivatives", "stages", "weights", "causal", "log_every",
-          "checkpoint_every", "time_limit", "batch"}},
+          "checkpoint_every", "time_limit", "batch", "budget"}},
         {"training.batch", {"points", "memory"}},
         {"training.collocation", {"points", "sampler", "resample_every", "adaptive"}},
         {"training.collocation.adaptive",

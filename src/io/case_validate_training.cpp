@@ -180,6 +180,20 @@ void read_batch(const JsonNode& node, BatchSpec& batch) {
   batch.memory_bytes = bytes;
 }
 
+/// The stages of a case with a budget, before the run sets their iteration counts: Adam with
+/// its defaults, then the SSBroyden finish (app/model.cpp swaps in L-BFGS where a dense inverse
+/// Hessian does not fit).
+std::vector<StageSpec> planned_stages() {
+  std::vector<StageSpec> stages(2);
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    stages[k].optimizer = find_optimizer(k == 0 ? "adam" : "ssbroyden");
+    stages[k].lr = stages[k].optimizer->lr;
+    stages[k].tolerance = stages[k].optimizer->tolerance;
+    stages[k].key = "training.budget";
+  }
+  return stages;
+}
+
 }  // namespace
 
 void read_training(const JsonNode& root, Case& c) {
@@ -207,9 +221,20 @@ void read_training(const JsonNode& root, Case& c) {
   if (const JsonNode causal = node["causal"]; causal.present()) read_causal(causal, c, t.causal);
   t.derivatives = node["derivatives"].option(t.derivatives);
 
-  const JsonNode stages = node.required(
-      "stages", "\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");
-  for (const auto& stage : stages.elements(1, "stage")) t.stages.push_back(read_stage(stage));
+  const JsonNode stages = node["stages"], budget = node["budget"];
+  if (stages.present() && budget.present())
+    budget.fail(
+        "give either \"stages\" or \"budget\" (which plans the stages); to stop staged "
+        "training at a wall time, use \"time_limit\"");
+  if (budget.present()) {
+    t.budget = budget.number(Range::positive);
+    t.stages = planned_stages();
+  } else {
+    node.required("stages",
+                  "\"stages\": [{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in "
+                  "order), or \"budget\": 600 (seconds of training: Tessera plans the stages)");
+    for (const auto& stage : stages.elements(1, "stage")) t.stages.push_back(read_stage(stage));
+  }
 
   if (const JsonNode weights = node["weights"]; weights.present())
     read_weights(weights, c, t.weights);

@@ -308,7 +308,8 @@ TEST_CASE("a missing required key says what to add") {
   doc["training"].erase("stages");
   CHECK(error_of(doc) ==
         "cases/p.json: training.stages: missing required key; add \"stages\": "
-        "[{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order)");
+        "[{\"optimizer\": \"adam\", \"iterations\": 1000}] (run in order), or \"budget\": "
+        "600 (seconds of training: Tessera plans the stages)");
   doc = minimal();
   doc["conditions"][0].erase("value");
   CHECK(error_of(doc) ==

@@ -63,6 +63,19 @@ constexpr double dense_hessian_limit_bytes = 4.0 * 1024 * 1024 * 1024;
 void plan_dense_hessians(const io::Case& c, const Problem& p, const Decomposition& d,
                          train::TrainingPlan& plan);
 
+/// Trainable parameters of the subdomains' networks: all of them together and the largest one.
+struct NetworkSizes {
+  int64_t total = 0;
+  int64_t largest = 0;
+  int largest_id = 0;
+};
+NetworkSizes network_sizes(const io::Case& c, const Problem& p, const Decomposition& d);
+
+/// A case planned from training.budget finishes with SSBroyden where its dense inverse Hessian
+/// fits `dense_hessian_limit_bytes` for every subdomain's network, else with L-BFGS (no size
+/// limit). Does nothing for a case with stages.
+void choose_planned_finish(io::Case& c, const Problem& p, const Decomposition& d);
+
 /// The trainer's plan from the case's training section.
 train::TrainingPlan training_plan(const io::Case& c, const Problem& p);
 

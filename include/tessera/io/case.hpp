@@ -188,6 +188,11 @@ struct TrainingSpec {
   int64_t log_every = 100;
   int64_t checkpoint_every = 0;      // 0: only at the end
   std::optional<double> time_limit;  // seconds
+  /// training.budget (seconds of training): given instead of stages, which are then an Adam
+  /// stage and a quasi-Newton finish whose iteration counts the run plans from the speeds it
+  /// measures (app/budget_plan.hpp); `planned` once they are set.
+  std::optional<double> budget;
+  bool planned = false;
 };
 
 struct OutputSpec {
