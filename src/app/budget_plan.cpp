@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <sstream>
 
 #include "tessera/app/model.hpp"
 #include "tessera/app/rank_models.hpp"
@@ -40,13 +41,7 @@ StageSpeeds measure_stage_speeds(const parallel::Communicator& comm, const Setup
   std::map<int64_t, double> wall;  // iteration -> seconds since training started
   train::TrainerCallbacks callbacks;
   callbacks.on_log = [&wall](const train::LogRecord& r) { wall[r.iteration] = r.wall_s; };
-  train::TrainingJob job{comm,
-                         rank.owned(),
-                         setup.decomposition.partition.size(),
-                         setup.problem.term_names,
-                         links.exchange.get(),
-                         links.sync};
-  train::Trainer trainer(std::move(job), plan, callbacks);
+  train::Trainer trainer(training_job(comm, setup, rank, links), plan, callbacks);
   trainer.run();
   // The trainer ends in the finishing phase; the run's own set-up follows.
   core::set_run_phase(core::RunPhase::setup);
@@ -75,11 +70,13 @@ void print_plan(Console& console, const Setup& setup, const PlannedIterations& p
   console.out() << "tessera: plan for training.budget " << *setup.input.training.budget
                 << " s: " << planned.adam << " " << stages.at(0).optimizer << " iterations, then "
                 << planned.finish << " " << stages.at(1).optimizer << " iterations\n";
-  const double budget = *setup.input.training.budget;
-  if (planned.adam < 100 || planned.finish < 10)
-    console.warning("training.budget " + std::to_string(budget) + " s leaves only " +
-                    std::to_string(planned.adam) + " Adam and " + std::to_string(planned.finish) +
-                    " finish iterations on this job; give a larger budget for a useful result");
+  if (console.root() && (planned.adam < 100 || planned.finish < 10)) {
+    std::ostringstream text;
+    text << "training.budget " << *setup.input.training.budget << " s leaves only "
+         << planned.adam << " Adam and " << planned.finish
+         << " finish iterations on this job; give a larger budget for a useful result";
+    console.warning(text.str());
+  }
 }
 
 }  // namespace

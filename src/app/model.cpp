@@ -310,10 +310,11 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
                          << "\" keeps a dense inverse Hessian of " << largest << "^2 doubles ("
                          << gib(block) << " GiB) for subdomain " << largest_id
                          << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
-                         << " GiB; split the domain into more subdomains (each keeps its own "
-                            "smaller matrix), or use \"lbfgs\" (no size limit, but less accurate "
-                            "than ssbroyden per iteration: docs/benchmarks.md, \"Quasi-Newton "
-                            "finish\")");
+                         << " GiB; use \"lbfgs\" (self-scaled on its last 1000 curvature pairs: "
+                            "no size limit, and about as accurate per iteration: "
+                            "docs/benchmarks.md, \"L-BFGS against the dense finish\"), or split "
+                            "the domain into more subdomains (each keeps its own smaller "
+                            "matrix)");
     // The joint matrix gives each subdomain the rows of its parameters over all columns.
     const double rows = 8.0 * static_cast<double>(largest) * static_cast<double>(total);
     const bool fits = rows <= dense_hessian_limit_bytes;
@@ -351,6 +352,7 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
     }
     stage.clip = s.clip;
     stage.history = s.history;
+    stage.self_scaled = s.optimizer->takes("scaling") && s.scaling == io::HistoryScaling::self;
     stage.tolerance = s.tolerance;
     stage.points = s.collocation_points;
     plan.stages.push_back(stage);

@@ -90,4 +90,14 @@ RankLinks link_ranks(const parallel::Communicator& comm, const Setup& setup,
   return links;
 }
 
+train::TrainingJob training_job(const parallel::Communicator& comm, const Setup& setup,
+                                const RankModels& rank, const RankLinks& links) {
+  return {comm,
+          rank.owned(),
+          setup.decomposition.partition.size(),
+          setup.problem.term_names,
+          links.exchange.get(),
+          links.sync};
+}
+
 }  // namespace tessera::app

@@ -49,13 +49,7 @@ int train_and_write(const parallel::Communicator& comm, Setup& setup, RunClaim& 
   // 5. Train, reporting at log iterations.
   RunReporter reporter(comm, setup, restored, console);
   train::TrainerCallbacks callbacks = reporter.callbacks(evaluator, identity, claim.record);
-  train::TrainingJob job{comm,
-                         rank.owned(),
-                         setup.decomposition.partition.size(),
-                         setup.problem.term_names,
-                         links.exchange.get(),
-                         links.sync};
-  train::Trainer trainer(std::move(job), setup.plan, callbacks);
+  train::Trainer trainer(training_job(comm, setup, rank, links), setup.plan, callbacks);
   if (console.root()) print_problem_summary(console.out(), setup, check_models(setup));
   if (restored) trainer.resume(std::move(*restored));
   core::set_run_phase(core::RunPhase::training);

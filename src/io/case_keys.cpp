@@ -48,7 +48,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"training.causal", {"enabled", "chunks", "tolerance"}},
         {"training.stages[]",
          {"optimizer", "iterations", "lr", "decay", "warmup", "clip", "points", "history",
-          "tolerance", "dtype", "precision", "hessian"}},
+          "scaling", "tolerance", "dtype", "precision", "hessian"}},
         {"training.stages[].decay", {"rate", "every"}},
         {"training.weights", {"adaptive", "adaptive_every", "adaptive_alpha"}},
         {"output", {"directory", "grid", "mesh", "every"}},

@@ -54,6 +54,7 @@ void read_optimizer_keys(const JsonNode& node, StageSpec& stage) {
   if (const JsonNode warmup = node["warmup"]; warmup.present()) stage.warmup = warmup.integer(0);
   if (const JsonNode clip = node["clip"]; clip.present()) stage.clip = clip.number(Range::positive);
   if (optimizer.takes("history")) stage.history = node["history"].integer(1, stage.history);
+  if (optimizer.takes("scaling")) stage.scaling = node["scaling"].option(stage.scaling);
   if (optimizer.takes("tolerance"))
     stage.tolerance = node["tolerance"].number(Range::non_negative, optimizer.tolerance);
   if (const JsonNode hessian = node["hessian"]; hessian.present())

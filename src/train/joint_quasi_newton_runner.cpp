@@ -50,7 +50,7 @@ class JointSearch {
  public:
   /// `memory`: the pairs a limited-memory method keeps (0: a dense inverse Hessian).
   JointSearch(const StageTools& tools, const StagePlan& stage, std::vector<QuasiNewton*> blocks,
-              int64_t memory);
+              QuasiNewtonUpdate update, int64_t memory);
   /// Runs the stage from `first_step`; returns the steps done (fewer when it converged).
   int64_t run(int64_t first_step);
 
@@ -84,9 +84,10 @@ class JointSearch {
   /// The pairs' geometry as every rank holds it (a rank without blocks too), from the first
   /// subdomain's block. Collective.
   PairGeometry shared_geometry();
-  /// Adds the accepted step's pair to the whole-vector history. Collective.
+  /// Adds the accepted step's pair (at length `t` along d = -H g) to the whole-vector history.
+  /// Collective.
   void add_pair(const std::vector<torch::Tensor>& steps,
-                const std::vector<torch::Tensor>& gradient_changes);
+                const std::vector<torch::Tensor>& gradient_changes, double t);
   /// Updates the inverse Hessian with the accepted step to `next` at length `t`; returns the
   /// largest step and parameter entries per owned block.
   std::vector<std::vector<double>> update(const JointPoint& next,
@@ -99,6 +100,7 @@ class JointSearch {
   const StagePlan& stage_;
   std::vector<QuasiNewton*> blocks_;
   std::size_t n_;
+  QuasiNewtonUpdate update_;
   int64_t memory_;
   PairGeometry geometry_;  ///< whole_pairs(): the pairs' scalars and products
   /// Parameter counts of every subdomain (in subdomain order), for the row-distributed matrix.
@@ -113,11 +115,13 @@ class JointSearch {
 };
 
 JointSearch::JointSearch(const StageTools& tools, const StagePlan& stage,
-                         std::vector<QuasiNewton*> blocks, int64_t memory)
+                         std::vector<QuasiNewton*> blocks, QuasiNewtonUpdate update,
+                         int64_t memory)
     : tools_(tools),
       stage_(stage),
       blocks_(std::move(blocks)),
       n_(blocks_.size()),
+      update_(update),
       memory_(memory),
       geometry_(memory),
       next_product_(n_) {
@@ -210,14 +214,23 @@ PairGeometry JointSearch::shared_geometry() {
 }
 
 void JointSearch::add_pair(const std::vector<torch::Tensor>& steps,
-                           const std::vector<torch::Tensor>& gradient_changes) {
-  // The new vectors' products with every kept pair's and with themselves, in one sum.
+                           const std::vector<torch::Tensor>& gradient_changes, double t) {
+  // The new vectors' products with every kept pair's and with themselves, in one sum; then
+  // s.g and the parameter count, which the self-scaled rule needs.
   std::vector<std::vector<double>> figures(n_);
-  for (std::size_t i = 0; i < n_; ++i)
+  for (std::size_t i = 0; i < n_; ++i) {
     figures[i] = pair_figures(blocks_[i]->history(), steps[i], gradient_changes[i]);
+    figures[i].insert(figures[i].end(), {dot_double(steps[i], here_.gradient[i]),
+                                         static_cast<double>(steps[i].numel())});
+  }
   const std::size_t kept = geometry_.size();
-  const auto dots = totals(figures, 4 * kept + 3, /*largest=*/false);
-  const auto scalars = pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2]);
+  const auto dots = totals(figures, 4 * kept + 5, /*largest=*/false);
+  // B s = t B d = -t g along d = -H g.
+  const double sBs = -t * dots[4 * kept + 3];
+  const auto scalars =
+      update_ == QuasiNewtonUpdate::ssbroyden
+          ? self_scaled_pair_scalars(geometry_, dots, sBs, dots[4 * kept + 4])
+          : pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2]);
   if (!scalars) return;
   for (std::size_t i = 0; i < n_; ++i)
     blocks_[i]->history().push(steps[i], gradient_changes[i], *scalars, dots);
@@ -292,7 +305,7 @@ std::vector<std::vector<double>> JointSearch::update(const JointPoint& next,
     return change;
   }
   if (whole_pairs()) {
-    add_pair(steps, gradient_changes);
+    add_pair(steps, gradient_changes, t);
     return change;
   }
   next_whole_gradient_ = gather(next.gradient);
@@ -371,7 +384,7 @@ void JointQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step) {
   }
   // Shared parameters hold still (several subdomains).
   tools_.host.adopt(optimizer_pointers(), /*shared_last=*/false);
-  const int64_t done = JointSearch(tools_, stage, std::move(blocks), memory_).run(first_step);
+  const int64_t done = JointSearch(tools_, stage, std::move(blocks), update_, memory_).run(first_step);
   // A converged stage still counts its iterations, like the per-subdomain optimizers.
   if (!tools_.host.stopping() && done < stage.iterations) tools_.host.skip(stage.iterations - done);
 }

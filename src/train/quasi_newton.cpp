@@ -144,8 +144,6 @@ QuasiNewton::QuasiNewton(std::vector<torch::Tensor> parameters, QuasiNewtonOptio
     : Optimizer({torch::optim::OptimizerParamGroup(std::move(parameters))},
                 std::make_unique<QuasiNewtonOptions>(options)),
       history_(options.memory()) {
-  TESSERA_ASSERT(options.memory() == 0 || options.update() == QuasiNewtonUpdate::bfgs,
-                 "curvature pairs are kept for BFGS only");
 }
 
 torch::Tensor QuasiNewton::inverse_hessian_times(const torch::Tensor& v) const {
@@ -212,7 +210,11 @@ torch::Tensor QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const 
   if (options().memory() > 0) {
     const auto figures = pair_figures(history_, s, y);
     const std::size_t kept = history_.geometry().size();
-    const auto scalars = pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2]);
+    const auto scalars =
+        options().update() == QuasiNewtonUpdate::ssbroyden
+            ? self_scaled_pair_scalars(history_.geometry(), figures, sBs,
+                                       static_cast<double>(s.numel()))
+            : pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2]);
     if (scalars) history_.push(s, y, *scalars, figures), ++updates_;
     return {};
   }
@@ -249,23 +251,7 @@ std::optional<torch::Tensor> update_rows(torch::Tensor& H, int64_t offset, Quasi
   // scaling) follow from h = yHy / s.y and b = s^T B s / s.y (B = H^-1).
   const double yHy = scalar_product(y, Hy);
   const double h = yHy * rho, b = sBs * rho, a = h * b - 1;
-  double theta = 0;  // BFGS
-  if (std::abs(a) > 1e-12 && b > 0) {
-    const double rho_minus = std::min(1.0, h * (1 - std::sqrt(std::abs(a) / (1 + a))));
-    const double theta_minus = (rho_minus - 1) / a, theta_plus = 1 / rho_minus;
-    theta = std::max(theta_minus, std::min(theta_plus, (1 - b) / b));
-  }
-  double tau = 0;
-  if (first) {
-    tau = h / (1 + a * theta);
-  } else {
-    const double sigma = 1 + theta * a;
-    const double sigma_root = std::pow(std::abs(sigma), 1 / (1 - n));
-    const double limit = b > 0 ? std::min(1.0, 1 / b) : 1.0;
-    tau =
-        theta <= 0 ? std::min(limit * sigma_root, sigma) : limit * std::min(sigma_root, 1 / theta);
-  }
-  if (!(tau > 0) || !std::isfinite(tau)) tau = 1;
+  const auto [theta, tau] = self_scaled_broyden(h, b, n, first);
   const double phi = (1 - theta) / (1 + a * theta);
   const auto v = s * rho - Hy / yHy;
   return low_rank_update(

@@ -36,12 +36,14 @@ template <QuasiNewtonUpdate update, bool limited>
 std::unique_ptr<StageRunner> quasi_newton(const StagePlan& stage, const StageTools& tools) {
   const auto [in_space, in_time] = coupling(tools);
   const int64_t memory = limited ? stage.history : 0;
-  if (in_space && !in_time) return std::make_unique<JointQuasiNewtonRunner>(tools, update, memory);
+  // A self-scaled history takes the SSBroyden rule's scaling (with the BFGS member).
+  const auto rule = limited && stage.self_scaled ? QuasiNewtonUpdate::ssbroyden : update;
+  if (in_space && !in_time) return std::make_unique<JointQuasiNewtonRunner>(tools, rule, memory);
   QuasiNewtonMethod method;
-  method.make = [memory](const StagePlan& stage, std::vector<torch::Tensor> parameters) {
+  method.make = [memory, rule](const StagePlan& stage, std::vector<torch::Tensor> parameters) {
     return std::make_unique<QuasiNewton>(
         std::move(parameters),
-        QuasiNewtonOptions(update).lr(stage.lr).tolerance_grad(stage.tolerance).memory(memory));
+        QuasiNewtonOptions(rule).lr(stage.lr).tolerance_grad(stage.tolerance).memory(memory));
   };
   method.limit = [](torch::optim::Optimizer& optimizer, int64_t chunk) {
     static_cast<QuasiNewtonOptions&>(optimizer.param_groups()[0].options()).max_iter(chunk);

@@ -18,9 +18,11 @@ import sys
 from checkpoint_samples import ENV, report, run_in  # same folder
 
 BUDGET_S = 4.0
-# The run plans 85 % of each share from speeds measured on the same machine; a loaded test
-# machine varies, so the check allows half the budget again.
-ALLOWED_S = 1.5 * BUDGET_S
+# The plan's share of the budget (docs/case-format.md, "Planned from a budget"). Whether the
+# run then keeps to it depends on the machine's speed staying what the timing measured, which
+# a test machine shared with other tests does not promise: the wall time is printed, and the
+# check is on the plan.
+PLANNED_SHARE = 0.85
 TIMINGS = ("wall_s", "time_s")
 
 
@@ -32,7 +34,8 @@ def write_case(args, name, training):
     with open(args.case) as f:
         case = json.loads(strip_comments(f.read()))
     case["decomposition"] = {"method": "xpinn", "split": {"x": 2}}
-    case["training"] = dict(case["training"], log_every=100, checkpoint_every=500)
+    # Checkpoints often enough that a short plan (a slow, loaded machine) has two.
+    case["training"] = dict(case["training"], log_every=10, checkpoint_every=20)
     case["training"].pop("stages", None)
     case["training"].update(training)
     path = os.path.join(args.out, name + ".json")
@@ -54,7 +57,8 @@ def history(out):
 
 def run(args, case, out, options=(), ranks=2):
     launch = [args.mpiexec, "-n", str(ranks)]
-    result = run_in(args.tessera, case, out, [], options, launch=launch, timeout=120)
+    # A loaded machine can be far slower than the timing said: room to finish regardless.
+    result = run_in(args.tessera, case, out, [], options, launch=launch, timeout=400)
     if result.returncode != 0:
         sys.stdout.write(result.stdout[-3000:] + result.stderr[-3000:])
         sys.exit(f"FAIL: exit {result.returncode} for {case}")
@@ -95,8 +99,14 @@ def main():
         last = json.loads(f.readlines()[-1])
     if last["iteration"] != sum(s["iterations"] for s in stages):
         failures.append(f"trained {last['iteration']} iterations, the plan says {stages}")
-    if last["wall_s"] > ALLOWED_S:
-        failures.append(f"training took {last['wall_s']:.1f} s for a budget of {BUDGET_S} s")
+    adam_s, finish_s = plan["seconds_per_iteration"]
+    predicted = stages[0]["iterations"] * adam_s + stages[1]["iterations"] * finish_s
+    if not 0 < predicted <= PLANNED_SHARE * BUDGET_S * (1 + 1e-9):
+        failures.append(f"the plan takes {predicted:.2f} s at its measured speeds")
+    for share, (stage, seconds) in zip((0.3, 0.7), zip(stages, (adam_s, finish_s))):
+        # Each stage fills its share: one more iteration would not fit.
+        if (stage["iterations"] + 1) * seconds <= PLANNED_SHARE * share * BUDGET_S:
+            failures.append(f"{stage} leaves room in its share of the budget")
 
     # The same stages written out, on another rank count: the same history, bit for bit.
     staged = write_case(args, "staged", {"stages": stages})

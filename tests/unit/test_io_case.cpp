@@ -166,7 +166,8 @@ TEST_CASE("a case with every section loads with the documented values") {
   CHECK(c.training.stages[1].optimizer == find_optimizer("lbfgs"));
   CHECK(c.training.stages[1].iterations == 500);
   CHECK(c.training.stages[1].lr == 1.0);
-  CHECK(c.training.stages[1].history == 50);
+  CHECK(c.training.stages[1].history == 1000);
+  CHECK(c.training.stages[1].scaling == HistoryScaling::self);
   CHECK(c.training.log_every == 100);
   CHECK(c.output.directory == "results/poisson2d");
   CHECK(c.output.grid == std::map<std::string, int64_t>{{"x", 201}, {"y", 201}});

@@ -183,3 +183,52 @@ TEST_CASE("the limited-memory optimizer minimises a quadratic and continues from
     CHECK(torch::allclose(x.detach(), solution, 1e-8, 1e-8));
   }
 }
+
+TEST_CASE("a self-scaled history applies the matrix of scaled updates, dropped pairs too") {
+  const auto A = spd_matrix();
+  const auto eye = torch::eye(kSize, torch::kFloat64);
+  const int64_t memory = 3;
+  CurvatureHistory history(memory);
+  torch::manual_seed(9);
+  // The dense matrix of the kept pairs' updates, from the base the dropped ones left.
+  std::vector<std::tuple<torch::Tensor, torch::Tensor, PairScalars>> kept;
+  double base = 1;
+  const auto dense_of = [&] {
+    auto H = eye * base;
+    for (const auto& [s, y, scalars] : kept) {
+      const auto V = eye - scalars.rho * torch::outer(y, s);
+      H = V.t().mm(H / scalars.tau).mm(V) + scalars.rho * torch::outer(s, s);
+    }
+    return H;
+  };
+  for (int k = 0; k < 6; ++k) {
+    const auto s = torch::randn({kSize}, torch::kFloat64);
+    const auto y = A.mv(s);
+    const auto figures = pair_figures(history, s, y);
+    const double sBs = s.dot(A.mv(s)).item<double>() * 1.5;
+    const auto scalars = self_scaled_pair_scalars(history.geometry(), figures, sBs, kSize);
+    REQUIRE(scalars);
+    CHECK(scalars->self_scaled);
+    // tau from the rule with y.H y of the matrix before the pair.
+    const auto H = dense_of();
+    const double sy = s.dot(y).item<double>();
+    const double yHy = y.dot(H.mv(y)).item<double>();
+    const auto expected = self_scaled_broyden(yHy / sy, sBs / sy, kSize, k == 0);
+    CHECK(scalars->tau == doctest::Approx(expected.tau).epsilon(1e-10));
+    history.push(s, y, *scalars, figures);
+    kept.emplace_back(s, y, *scalars);
+    if (static_cast<int64_t>(kept.size()) > memory) {
+      base /= std::get<2>(kept.front()).tau;
+      kept.erase(kept.begin());
+    }
+    CHECK(history.geometry().base() == doctest::Approx(base).epsilon(1e-12));
+    const auto v = torch::randn({kSize}, torch::kFloat64);
+    CHECK(torch::allclose(times(history, v), dense_of().mv(v), 1e-10, 1e-12));
+  }
+  // A checkpoint keeps the scaling.
+  PairGeometry copy(memory);
+  copy.set_flat(history.geometry().flat());
+  CHECK(copy.base() == history.geometry().base());
+  CHECK(copy.self_scaled());
+  CHECK(copy.scalars(1).tau == history.geometry().scalars(1).tau);
+}

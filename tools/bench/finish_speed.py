@@ -5,6 +5,7 @@ optimizers on one case, side by side in one invocation.
     /usr/bin/python3 tools/bench/finish_speed.py --case cases/validation/burgers.json \\
         before:ssbroyden=/tmp/old/tessera now:ssbroyden=build/tessera now:lbfgs=build/tessera
 
+OPTIMIZER may carry keys of the finish stage after "+", e.g. "lbfgs+history=50+scaling=none".
 Each entry NAME:OPTIMIZER=BINARY trains the case with its own stages, cut to --adam Adam
 iterations and --iterations finish iterations with OPTIMIZER (the case's second stage keeps its
 other keys, such as its point count), one thread per rank, with a log record at the end of each
@@ -40,7 +41,7 @@ def parse_arguments():
     args = parser.parse_args()
     entries = []
     for item in args.entries:
-        label, _, binary = item.partition("=")
+        label, _, binary = item.rpartition("=")
         name, _, optimizer = label.partition(":")
         if not name or not optimizer or not binary:
             parser.error(f"'{item}': give each entry as NAME:OPTIMIZER=BINARY")
@@ -54,9 +55,11 @@ def run(args, optimizer, binary, out):
     """Seconds per finish iteration and the final relative errors of one run."""
     total = args.adam + args.iterations
     command = ["mpiexec.mpich", "-n", str(args.ranks), binary, "run", args.case, "--overwrite"]
+    name, *keys = optimizer.split("+")
     for setting in [
         f"training.stages.0.iterations={args.adam}",
-        f"training.stages.1.optimizer={optimizer}",
+        f"training.stages.1.optimizer={name}",
+        *(f"training.stages.1.{key}" for key in keys),
         f"training.stages.1.iterations={args.iterations}",
         # Records at the end of both stages.
         f"training.log_every={math.gcd(args.adam, args.iterations)}",

@@ -47,4 +47,8 @@ struct RankLinks {
 RankLinks link_ranks(const parallel::Communicator& comm, const Setup& setup,
                      const RankModels& rank);
 
+/// What the trainer trains on this rank: its subdomains, the job's terms and the links.
+train::TrainingJob training_job(const parallel::Communicator& comm, const Setup& setup,
+                                const RankModels& rank, const RankLinks& links);
+
 }  // namespace tessera::app

@@ -33,8 +33,21 @@ using BlockSum =
 /// The scalars a new pair shares across blocks.
 struct PairScalars {
   double rho = 0;    ///< 1 / s.y
-  double gamma = 1;  ///< the base H0 = gamma I from this pair on
+  double gamma = 1;  ///< the base H0 = gamma I from this pair on (L-BFGS)
+  /// Self-scaled: the update divides the approximation before it by tau, H_{k+1} =
+  /// V^T (H_k / tau) V + rho s s^T, and the base is the scale the dropped pairs left behind.
+  double tau = 1;
+  bool self_scaled = false;
 };
+
+/// The self-scaled Broyden rule (Al-Baali; as used for PINNs by Urban, Stefanou & Pons 2024):
+/// from h = y.H y / s.y and b = s.B s / s.y of a new pair, the family member theta and the
+/// scaling tau of a matrix over n parameters (`first`: the first update of a fresh matrix).
+struct BroydenScaling {
+  double theta = 0;
+  double tau = 1;
+};
+BroydenScaling self_scaled_broyden(double h, double b, double n, bool first);
 
 /// The pairs' scalars and the dot products among their vectors over the whole vector: the same
 /// on every rank and block.
@@ -44,9 +57,15 @@ class PairGeometry {
   int64_t memory() const { return memory_; }
   std::size_t size() const { return scalars_.size(); }
   bool empty() const { return scalars_.empty(); }
+  /// The base H0 = base() I of a self-scaled history: 1 when fresh, divided by each dropped
+  /// pair's tau. Plain L-BFGS uses the newest pair's gamma instead.
+  double base() const { return base_; }
+  bool self_scaled() const { return !scalars_.empty() && scalars_.back().self_scaled; }
   const PairScalars& scalars(std::size_t i) const { return scalars_.at(i); }
   /// Dot product of vector `a` of pair i with vector `b` of pair j (false: s, true: y).
-  double dot(std::size_t i, bool a, std::size_t j, bool b) const;
+  double dot(std::size_t i, bool a, std::size_t j, bool b) const {
+    return gram_[(slot(i) * slots_ + slot(j)) * 4 + (a ? 2 : 0) + (b ? 1 : 0)];
+  }
   /// Adds a pair with `dots` its vectors' products with every kept pair's, oldest first, then
   /// with its own ({s.s_j, s.y_j, y.s_j, y.y_j} per pair, then {s.s, s.y, y.y}); the oldest
   /// goes beyond `memory` pairs.
@@ -58,26 +77,48 @@ class PairGeometry {
 
  private:
   int64_t memory_;
+  double base_ = 1;
   std::deque<PairScalars> scalars_;
-  /// Per pair, its products with itself and every older kept pair: {s.s, s.y, y.s, y.y}.
-  std::deque<std::deque<std::array<double, 4>>> dots_;
+  /// The pairs' products in one block, read for every coefficient of every product with H:
+  /// entry (a, b) holds {s_a.s_b, s_a.y_b, y_a.s_b, y_a.y_b} for the pairs in slots a and b;
+  /// pair i is in slot (first_ + i) % slots_. Once `memory` pairs are kept, a new pair takes
+  /// the oldest one's slot.
+  std::vector<double> gram_;
+  std::size_t slots_ = 0;
+  std::size_t first_ = 0;
+
+  std::size_t slot(std::size_t i) const { return (first_ + i) % slots_; }
+  /// Room for `slots` pairs, the kept ones moved to the first slots in order.
+  void reserve(std::size_t slots);
+  /// Stores {x_a.x_b} of the pairs in slots a and b, and its mirror.
+  void set_products(std::size_t a, std::size_t b, const std::array<double, 4>& products);
 };
 
 /// The scalars of the pair (s, y) from s.y and y.y; nullopt (no update) when s.y is not
 /// positive.
 std::optional<PairScalars> pair_scalars(double sy, double yy);
 
-/// One block's pieces of the pairs' vectors, with its copy of the geometry (checkpoints).
+/// One block's pieces of the pairs' vectors, with its copy of the geometry (checkpoints). The
+/// pieces are rows of two matrices, so that their products with a vector and their combinations
+/// are one matrix-vector product each; once `memory` pairs are kept, a new pair takes the oldest
+/// one's row.
 class CurvatureHistory {
  public:
   explicit CurvatureHistory(int64_t memory = 0) : geometry_(memory) {}
 
   const PairGeometry& geometry() const { return geometry_; }
-  bool empty() const { return pieces_.empty(); }
-  const torch::Tensor& s(std::size_t i) const { return pieces_.at(i).first; }
-  const torch::Tensor& y(std::size_t i) const { return pieces_.at(i).second; }
+  bool empty() const { return geometry_.empty(); }
+  /// Pair i's pieces, oldest first.
+  torch::Tensor s(std::size_t i) const { return s_rows_[row(i)]; }
+  torch::Tensor y(std::size_t i) const { return y_rows_[row(i)]; }
+  /// The products of every pair's pieces with `v`, oldest pair first: s_j.v, y_j.v interleaved.
+  std::vector<double> products_with(const torch::Tensor& v) const;
+  /// `scale` v + sum_j s_coefficients[j] s_j + y_coefficients[j] y_j.
+  torch::Tensor combination(const torch::Tensor& v, double scale,
+                            const std::vector<double>& s_coefficients,
+                            const std::vector<double>& y_coefficients) const;
   /// Adds this block's pieces of a pair and the pair's geometry.
-  void push(torch::Tensor s, torch::Tensor y, const PairScalars& scalars,
+  void push(const torch::Tensor& s, const torch::Tensor& y, const PairScalars& scalars,
             const std::vector<double>& dots);
   void clear();
 
@@ -85,8 +126,15 @@ class CurvatureHistory {
   void load(torch::serialize::InputArchive& archive);
 
  private:
+  std::size_t row(std::size_t i) const {
+    return (first_ + i) % static_cast<std::size_t>(s_rows_.size(0));
+  }
+  /// Room for `rows` pairs, the kept ones moved to the first rows in order.
+  void reserve(int64_t rows, const torch::Tensor& like);
+
   PairGeometry geometry_;
-  std::deque<std::pair<torch::Tensor, torch::Tensor>> pieces_;
+  torch::Tensor s_rows_, y_rows_;  ///< [rows, n]; pair i in row (first_ + i) % rows
+  std::size_t first_ = 0;
 };
 
 /// The per-block figures to sum for a new pair's geometry: the products of the new pieces `s`
@@ -94,6 +142,15 @@ class CurvatureHistory {
 /// figures.
 std::vector<double> pair_figures(const CurvatureHistory& block, const torch::Tensor& s,
                                  const torch::Tensor& y);
+
+/// The scalars of a new pair from its summed figures `dots` (pair_figures' order) and
+/// s.B s = -t s.g (B s = -t g along d = -H g), for a self-scaled history over n parameters:
+/// y.H y from the kept pairs' geometry, then tau by self_scaled_broyden with the BFGS member
+/// (the scaling carries the method's accuracy; the member changes it little). nullopt when
+/// s.y is not positive.
+std::optional<PairScalars> self_scaled_pair_scalars(const PairGeometry& geometry,
+                                                    const std::vector<double>& dots, double sBs,
+                                                    double n);
 
 /// H v for the inverse Hessian of `geometry` whose vectors the blocks hold (`v`: one piece per
 /// block, as the result). One call of `sum`.

@@ -26,7 +26,10 @@ struct StagePlan {
   int64_t decay_every = 1000;
   int64_t warmup = 0;          ///< adam: the rate rises linearly over the first `warmup` iterations
   std::optional<double> clip;  ///< adam: max global gradient norm
-  int64_t history = 50;        ///< limited-memory quasi-Newton: curvature pairs kept
+  int64_t history = 1000;      ///< limited-memory quasi-Newton: curvature pairs kept
+  /// Limited memory: each pair's update divides the approximation before it by the
+  /// self-scaled Broyden rule's tau (limited_memory.hpp), instead of the classic base.
+  bool self_scaled = false;
   double tolerance = 1e-9;     ///< quasi-Newton: stop when the largest gradient entry is below
   std::optional<int64_t> points;  ///< collocation points from this stage on
   /// The networks, points and shared parameters are converted to this at the stage's start.

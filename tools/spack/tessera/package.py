@@ -11,7 +11,7 @@
 
 # Spack recipes usually write `from spack.package import *`; the names are listed here so that
 # tools/format.sh (flake8) can check this file like the other Python files.
-from spack.package import depends_on, join_path, variant, version
+from spack.package import depends_on, join_path, license, variant, version
 
 try:  # Spack 1.0 and newer keep the build systems in the builtin package repository
     from spack_repo.builtin.build_systems.cmake import CMakePackage
@@ -31,6 +31,8 @@ class Tessera(CMakePackage):
     git = "https://example.invalid/tessera.git"  # placeholder: to be filled in
 
     version("main", branch="main")
+
+    license("BSD-3-Clause")
 
     variant(
         "cuda",
