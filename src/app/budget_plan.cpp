@@ -17,13 +17,13 @@
 namespace tessera::app {
 namespace {
 
-// The timing runs this many iterations of each stage and measures the later ones: the first
-// iterations of a stage pay for its set-up (dtype conversion, the finish's matrix, the first
-// line search's extra evaluations), which the stage pays once.
-constexpr int64_t probe_adam_iterations = 20;
-constexpr int64_t probe_adam_skipped = 4;
-constexpr int64_t probe_finish_iterations = 4;
-constexpr int64_t probe_finish_skipped = 1;
+// The timing runs this many iterations of each stage, with a log iteration every
+// `probe_log_every` (a log iteration costs more than a plain one, and a run has one in every
+// hundred), and measures Adam after its first `probe_adam_skipped`, which pay for set-up.
+constexpr int64_t probe_adam_iterations = 32;
+constexpr int64_t probe_adam_skipped = 16;
+constexpr int64_t probe_finish_iterations = 8;
+constexpr int64_t probe_log_every = 8;
 
 /// Times the two stages on a separate copy of this rank's models (built from the case as the
 /// run's own are, so the run's networks and points are untouched). Every rank gets the slowest
@@ -35,7 +35,7 @@ StageSpeeds measure_stage_speeds(const parallel::Communicator& comm, const Setup
   train::TrainingPlan plan = setup.plan;
   plan.stages.at(0).iterations = probe_adam_iterations;
   plan.stages.at(1).iterations = probe_finish_iterations;
-  plan.log_every = 1;
+  plan.log_every = probe_log_every;
   plan.checkpoint_every = 0;
   plan.time_limit.reset();
   std::map<int64_t, double> wall;  // iteration -> seconds since training started
@@ -53,8 +53,8 @@ StageSpeeds measure_stage_speeds(const parallel::Communicator& comm, const Setup
   std::vector<double> seconds{
       (wall.at(probe_adam_iterations) - wall.at(probe_adam_skipped)) /
           static_cast<double>(probe_adam_iterations - probe_adam_skipped),
-      (wall.at(end) - wall.at(probe_adam_iterations + probe_finish_skipped)) /
-          static_cast<double>(probe_finish_iterations - probe_finish_skipped)};
+      (wall.at(end) - wall.at(probe_adam_iterations)) /
+          static_cast<double>(probe_finish_iterations)};
   comm.max_in_place(seconds);
   return {seconds[0], seconds[1]};
 }
@@ -69,11 +69,12 @@ void print_plan(Console& console, const Setup& setup, const PlannedIterations& p
   const auto& stages = setup.plan.stages;
   console.out() << "tessera: plan for training.budget " << *setup.input.training.budget
                 << " s: " << planned.adam << " " << stages.at(0).optimizer << " iterations, then "
-                << planned.finish << " " << stages.at(1).optimizer << " iterations\n";
-  if (console.root() && (planned.adam < 100 || planned.finish < 10)) {
+                << stages.at(1).optimizer << " until the budget ends (at most " << planned.finish
+                << " iterations)\n";
+  if (console.root() && (planned.adam < 100 || planned.finish < 10 * finish_headroom)) {
     std::ostringstream text;
     text << "training.budget " << *setup.input.training.budget << " s leaves only "
-         << planned.adam << " Adam and " << planned.finish
+         << planned.adam << " Adam and about " << planned.finish / finish_headroom
          << " finish iterations on this job; give a larger budget for a useful result";
     console.warning(text.str());
   }
@@ -87,7 +88,7 @@ PlannedIterations plan_iterations(double budget_s, const StageSpeeds& speeds) {
     return static_cast<int64_t>(std::clamp(n, 1.0, 1e12));
   };
   return {count(budget_s * budget_adam_share, speeds.adam_s),
-          count(budget_s * (1 - budget_adam_share), speeds.finish_s)};
+          finish_headroom * count(budget_s * (1 - budget_adam_share), speeds.finish_s)};
 }
 
 void apply_plan(Setup& setup, const PlannedIterations& planned) {
@@ -97,6 +98,7 @@ void apply_plan(Setup& setup, const PlannedIterations& planned) {
   stages[0].decay_every = default_decay_every(planned.adam);
   stages[0].warmup = default_warmup(planned.adam);
   stages[1].iterations = planned.finish;
+  setup.plan.budget_s = setup.input.training.budget;
   auto& specs = setup.input.training.stages;
   specs.at(0).iterations = planned.adam;
   specs.at(1).iterations = planned.finish;
@@ -161,6 +163,14 @@ void plan_from_budget(const parallel::Communicator& comm, Setup& setup, RunClaim
   apply_plan(setup, planned);
   print_plan(console, setup, planned);
   if (comm.rank() == 0) claim.record["plan"] = plan_record(setup, planned, speeds);
+}
+
+void record_trained_plan(RunClaim& claim, int64_t iterations_done) {
+  if (!claim.record.contains("plan")) return;
+  auto& finish = claim.record["plan"]["stages"][1];
+  const int64_t adam = claim.record["plan"]["stages"][0].value("iterations", int64_t{0});
+  finish["bound"] = finish.value("iterations", int64_t{0});
+  finish["iterations"] = std::max<int64_t>(0, iterations_done - adam);
 }
 
 }  // namespace tessera::app

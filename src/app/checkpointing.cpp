@@ -156,6 +156,7 @@ std::string write_checkpoint(const parallel::Communicator& comm, const std::stri
   manifest["stage"] = position.stage;
   manifest["stage_step"] = position.stage_step;
   manifest["adam_steps"] = position.adam_steps;
+  manifest["training_s"] = position.training_s;
   manifest["weights"] = position.weights;
   manifest["shared"] = static_cast<bool>(state.shared);
   manifest["ranks"] = comm.size();
@@ -183,6 +184,7 @@ train::RestoredCheckpoint read_checkpoint(const std::string& directory,
   restored.position.stage = manifest.at("stage").get<int64_t>();
   restored.position.stage_step = manifest.at("stage_step").get<int64_t>();
   restored.position.adam_steps = manifest.at("adam_steps").get<int64_t>();
+  restored.position.training_s = manifest.value("training_s", 0.0);
   restored.position.weights = manifest.at("weights").get<std::map<std::string, double>>();
   auto load = [&](const std::string& file) {
     auto archive = std::make_shared<torch::serialize::InputArchive>();

@@ -241,12 +241,14 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
 
   // BFGS and SSBroyden keep a dense inverse Hessian: a subdomain's rows of the joint matrix over
   // all subdomains (the default where they fit 4 GiB), or its own block.
-  // The limited-memory methods keep 2 x history vectors of the parameters per network.
+  // The limited-memory methods keep 2 x history vectors of the parameters per network, and
+  // the pairs' products (4 x history^2 doubles) per network and once more for the joint search.
   double hessian = 0;
   for (const auto& stage : c.training.stages) {
+    const auto pairs = static_cast<double>(stage.history);
     if (stage.optimizer->takes("history"))
-      hessian = std::max(
-          hessian, 2.0 * static_cast<double>(stage.history) * widest_parameters * networks * 8);
+      hessian = std::max(hessian, 2.0 * pairs * widest_parameters * networks * 8 +
+                                      4.0 * pairs * pairs * (networks + 1) * 8);
     if (!stage.optimizer->dense_hessian) continue;
     const double model = widest_parameters * (networks / per_rank);
     const double block = model * model * 8;

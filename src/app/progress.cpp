@@ -286,8 +286,8 @@ void ProgressPrinter::print(const train::LogRecord& r) {
   if (r.final) {
     std::snprintf(line, sizeof line, "  done in %.1f s\n", r.wall_s);
   } else {
-    const double eta =
-        rate > 0 ? static_cast<double>(r.total_iterations - r.iteration) / rate : 0.0;
+    double eta = rate > 0 ? static_cast<double>(r.total_iterations - r.iteration) / rate : 0.0;
+    if (budget_s_) eta = std::min(eta, std::max(0.0, *budget_s_ - r.wall_s));
     std::snprintf(line, sizeof line, "  %.0f it/s  ETA %.0f s\n", rate, eta);
   }
   out_ << line << std::flush;

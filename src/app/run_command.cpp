@@ -57,6 +57,7 @@ int train_and_write(const parallel::Communicator& comm, Setup& setup, RunClaim& 
   trainer.run();
   core::set_run_phase(core::RunPhase::finishing);
   reporter.report_stop(trainer, line);
+  if (trainer.stop_reason().empty()) record_trained_plan(claim, trainer.iterations_done());
   print_timing_table(comm, trainer.last_record(), console.out());
 
   // 6. Fields and run.json.

@@ -8,7 +8,7 @@ namespace tessera::app {
 
 RunReporter::RunReporter(const parallel::Communicator& comm, const Setup& setup,
                          const std::optional<train::RestoredCheckpoint>& restored, Console& console)
-    : comm_(comm), setup_(setup), console_(console), progress_(console.out()) {
+    : comm_(comm), setup_(setup), console_(console), progress_(console.out(), setup.plan.budget_s) {
   if (console.root())
     history_ = std::make_unique<io::HistoryWriter>(setup.input.output.directory + "/history.jsonl",
                                                    restored ? restored->position.iteration : -1);

@@ -79,12 +79,24 @@ void Trainer::agree_and_checkpoint(int64_t stage_step) {
   if (iteration_ < total_iterations_) {
     const int signal = core::stop_signal();
     const bool late = plan_.time_limit && wall_seconds() > *plan_.time_limit;
+    // A budget ends the last stage before the next log interval (as long as the last one)
+    // would pass it.
+    const double now = wall_seconds();
+    const bool spent = plan_.budget_s && stage_index_ + 1 == plan_.stages.size() &&
+                       earlier_training_s_ + now + (now - last_log_s_) > *plan_.budget_s;
+    last_log_s_ = now;
     // Every rank must stop at the same iteration, or the next collective would hang; and every
     // rank names the same reason, whichever rank saw it (clocks and signals differ per rank).
     std::vector<double> seen{signal == SIGTERM ? 1.0 : 0.0, signal == SIGUSR1 ? 1.0 : 0.0,
-                             late ? 1.0 : 0.0};
+                             late ? 1.0 : 0.0, spent ? 1.0 : 0.0};
     job_.comm.max_in_place(seen);
     stop_ = seen[0] + seen[1] + seen[2] > 0;
+    // The run is complete where the budget ends it; the final checkpoint follows the stage.
+    if (!stop_ && seen[3] > 0) {
+      budget_spent_ = true;
+      total_iterations_ = iteration_;
+      return;
+    }
     if (stop_) stop_reason_ = seen[0] > 0 ? "SIGTERM" : seen[1] > 0 ? "SIGUSR1" : "time_limit";
     // Agreed: the checkpoint and the output are written next, so the watchdog must wait.
     if (stop_) core::set_run_phase(core::RunPhase::finishing);
@@ -109,7 +121,8 @@ void Trainer::adopt(std::vector<torch::optim::Optimizer*> optimizers, bool share
 
 CheckpointState Trainer::capture(int64_t stage_step) const {
   CheckpointState state;
-  state.position = {iteration_, static_cast<int64_t>(stage_index_), stage_step, adam_steps_,
+  state.position = {iteration_,        static_cast<int64_t>(stage_index_), stage_step, adam_steps_,
+                    training_seconds(),
                     objective_.weights()};
   // The replicas hold the same state: the first of each group writes it.
   for (std::size_t i = 0; i < job_.owned.size() && reduction_->fills_slots(); ++i)
@@ -138,6 +151,7 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
   extend_finished_run(position);
   iteration_ = position.iteration;
   adam_steps_ = position.adam_steps;
+  earlier_training_s_ = position.training_s;
   objective_.restore_weights(position.weights);
   last_checkpoint_ = iteration_;
   // The saved tensors are in the dtype of the stage they were saved in.
@@ -166,7 +180,8 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
 
 void Trainer::extend_finished_run(CheckpointPosition& position) const {
   const auto stages = static_cast<int64_t>(plan_.stages.size());
-  if (position.stage != stages || stages == 0) return;
+  // A budget's last stage has a bound, not a length: the budget ended it.
+  if (position.stage != stages || stages == 0 || plan_.budget_s) return;
   int64_t before_last = 0;
   for (int64_t s = 0; s + 1 < stages; ++s) before_last += plan_.stages[s].iterations;
   const int64_t done_in_last = position.iteration - before_last;

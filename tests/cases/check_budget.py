@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """A case with training.budget instead of stages: `check` describes the plan, the run plans
-both stages' iterations, trains within the budget and records the plan, and the plan is all
-that differs from a case with those stages (the timing does not touch the run's networks or
-points); a restart from a checkpoint continues the recorded plan bit for bit.
+Adam's iterations for its share, ends the finish at the budget and records what it trained,
+and that record is all that differs from a case with those stages (the timing does not touch
+the run's networks or points); a restart from a checkpoint continues the recorded plan bit for
+bit.
 
   check_budget.py --tessera BIN --mpiexec MPIEXEC --case tests/cases/tiny.json --out DIR
 """
@@ -18,11 +19,11 @@ import sys
 from checkpoint_samples import ENV, report, run_in  # same folder
 
 BUDGET_S = 4.0
-# The plan's share of the budget (docs/case-format.md, "Planned from a budget"). Whether the
-# run then keeps to it depends on the machine's speed staying what the timing measured, which
-# a test machine shared with other tests does not promise: the wall time is printed, and the
-# check is on the plan.
-PLANNED_SHARE = 0.85
+# Adam's planned share of the budget (docs/case-format.md, "Planned from a budget"). Whether
+# the run then keeps to the budget depends on the machine's speed staying what the timing
+# measured, which a test machine shared with other tests does not promise: the wall time is
+# printed, and the check is on the plan.
+ADAM_SHARE = 0.85 * 0.3
 TIMINGS = ("wall_s", "time_s")
 
 
@@ -53,6 +54,11 @@ def history(out):
                 record.pop(key, None)
             records.append(record)
     return records
+
+
+def by_iteration(records):
+    """The log records (not the final one) by iteration."""
+    return {r["iteration"]: r for r in records if not r.get("final")}
 
 
 def run(args, case, out, options=(), ranks=2):
@@ -88,8 +94,10 @@ def main():
 
     out = os.path.join(args.out, "budget")
     result = run(args, budgeted, out)
-    if not re.search(r"plan for training.budget 4 s: \d+ adam iterations, then \d+ ssbroyden",
-                     result.stdout):
+    if not re.search(
+        r"plan for training.budget 4 s: \d+ adam iterations, then ssbroyden until the budget",
+        result.stdout,
+    ):
         failures.append("the run does not print its plan:\n" + result.stdout[-2000:])
     with open(os.path.join(out, "run.json")) as f:
         plan = json.load(f)["plan"]
@@ -99,14 +107,19 @@ def main():
         last = json.loads(f.readlines()[-1])
     if last["iteration"] != sum(s["iterations"] for s in stages):
         failures.append(f"trained {last['iteration']} iterations, the plan says {stages}")
-    adam_s, finish_s = plan["seconds_per_iteration"]
-    predicted = stages[0]["iterations"] * adam_s + stages[1]["iterations"] * finish_s
-    if not 0 < predicted <= PLANNED_SHARE * BUDGET_S * (1 + 1e-9):
-        failures.append(f"the plan takes {predicted:.2f} s at its measured speeds")
-    for share, (stage, seconds) in zip((0.3, 0.7), zip(stages, (adam_s, finish_s))):
-        # Each stage fills its share: one more iteration would not fit.
-        if (stage["iterations"] + 1) * seconds <= PLANNED_SHARE * share * BUDGET_S:
-            failures.append(f"{stage} leaves room in its share of the budget")
+    # Adam fills its share at the measured speed: one more iteration would not fit.
+    adam_s = plan["seconds_per_iteration"][0]
+    adam = stages[0]["iterations"]
+    if not adam * adam_s <= ADAM_SHARE * BUDGET_S * (1 + 1e-9) < (adam + 1) * adam_s:
+        failures.append(f"{adam} Adam iterations at {adam_s} s do not fill their share")
+    # The budget ends the finish, before the next log interval would pass it, unless the bound
+    # (ten times the timing's prediction) comes first, which a machine much faster than during
+    # the timing allows.
+    finish, bound = stages[1]["iterations"], plan["stages"][1]["bound"]
+    if not 0 < finish <= bound:
+        failures.append(f"the finish trained {finish} iterations of a bound of {bound}")
+    if finish < bound and last["wall_s"] > 1.5 * BUDGET_S:
+        failures.append(f"the budget ended the finish after {last['wall_s']:.2f} s")
 
     # The same stages written out, on another rank count: the same history, bit for bit.
     staged = write_case(args, "staged", {"stages": stages})
@@ -115,17 +128,21 @@ def main():
     if history(staged_out) != history(out):
         failures.append("the case with the planned stages written out trains differently")
 
-    # A restart from the earlier of the two kept checkpoints continues the same plan.
+    # A restart from the earlier of the two kept checkpoints continues the same plan: the same
+    # records wherever both runs have one (where the budget ends the finish is a matter of
+    # time).
     folders = sorted(glob.glob(os.path.join(out, "checkpoints", "*")))
     if len(folders) < 2:
         failures.append(f"expected two checkpoints in {out}/checkpoints, found {folders}")
     else:
-        before = history(out)
+        before = by_iteration(history(out))
         result = run(args, budgeted, out, ["--restart", folders[0]])
         if "continuing the plan recorded in" not in result.stdout:
             failures.append("the restart does not say it continues the recorded plan")
-        if history(out) != before:
-            failures.append("the restarted run's history differs from the uninterrupted one")
+        after = by_iteration(history(out))
+        common = sorted(set(before) & set(after))
+        if len(common) < 2 or any(before[i] != after[i] for i in common):
+            failures.append(f"the restarted run's records differ (iterations {common[-3:]})")
     if not failures:
         print(f"budget of {BUDGET_S} s: {stages}, trained in {last['wall_s']:.2f} s; "
               "the same as the stages written out and after a restart")

@@ -30,16 +30,23 @@ constexpr double budget_adam_share = 0.3;
 /// varying number of loss evaluations per line search.
 constexpr double budget_margin = 0.85;
 
+/// The finish runs until the budget ends; its iterations are bounded by this many times what
+/// the timing predicts (its first iterations, from a barely trained network, take several times
+/// the line-search evaluations of later ones, so the timing overestimates them).
+constexpr int64_t finish_headroom = 10;
+
 struct PlannedIterations {
   int64_t adam = 1;
   int64_t finish = 1;
 };
 
-/// Iterations of each stage for a budget of `budget_s` seconds at `speeds` (at least 1 each).
+/// Iterations of Adam for its share of a budget of `budget_s` seconds at `speeds`, and the
+/// bound on the finish's (at least 1 each).
 PlannedIterations plan_iterations(double budget_s, const StageSpeeds& speeds);
 
-/// Sets the iteration counts of the two stages, and the Adam schedule that follows from them
-/// (warm-up and decay, as for a stage with that many iterations), in `setup`.
+/// Sets the iteration counts of the two stages, the Adam schedule that follows from them
+/// (warm-up and decay, as for a stage with that many iterations) and the budget that ends the
+/// finish, in `setup`.
 void apply_plan(Setup& setup, const PlannedIterations& planned);
 
 /// What run.json and the checkpoint manifests record of the plan.
@@ -49,6 +56,10 @@ nlohmann::json plan_record(const Setup& setup, const PlannedIterations& planned,
 /// The iterations of the plan that the checkpoint manifest `manifest` (of folder `directory`)
 /// records; throws naming the folder when it records none.
 PlannedIterations recorded_plan(const nlohmann::json& manifest, const std::string& directory);
+
+/// After training, for a case with a budget: the finish iterations the run trained, in place of
+/// the bound (rank 0's record).
+void record_trained_plan(RunClaim& claim, int64_t iterations_done);
 
 /// For a case with a budget (nothing otherwise): takes the plan of the checkpoint being
 /// continued, or times the stages on a separate copy of this rank's models, which the run then

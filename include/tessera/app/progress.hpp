@@ -1,5 +1,6 @@
 #pragma once
 /// What a run shows a person: the problem summary, the progress line, and the history record.
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -27,12 +28,15 @@ void print_timing_table(const parallel::Communicator& comm, const train::LogReco
 /// The progress line on rank 0: iteration, stage, loss, relative errors, iterations/s, ETA.
 class ProgressPrinter {
  public:
-  /// `out`: rank 0's console (a null stream on the other ranks).
-  explicit ProgressPrinter(std::ostream& out) : out_(out) {}
+  /// `out`: rank 0's console (a null stream on the other ranks). `budget_s`: a budget ends
+  /// training by then, which caps the time left shown.
+  explicit ProgressPrinter(std::ostream& out, std::optional<double> budget_s = std::nullopt)
+      : out_(out), budget_s_(budget_s) {}
   void print(const train::LogRecord& record);
 
  private:
   std::ostream& out_;
+  std::optional<double> budget_s_;
   int64_t last_iteration_ = 0;
   double last_wall_ = 0;
 };

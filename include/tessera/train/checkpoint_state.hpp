@@ -17,6 +17,7 @@ struct CheckpointPosition {
   int64_t stage = 0;       ///< index of the stage to continue (== stage count: training done)
   int64_t stage_step = 0;  ///< iterations of that stage already done
   int64_t adam_steps = 0;
+  double training_s = 0;  ///< training time up to here, over every run that led to it
   std::map<std::string, double> weights;  ///< loss weights (adaptive weighting moves them)
 };
 

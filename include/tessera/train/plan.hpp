@@ -59,6 +59,9 @@ struct TrainingPlan {
   std::map<std::string, double> weights;  ///< term name -> weight (missing: 1)
   AdaptiveWeighting adaptive;
   std::optional<double> time_limit;  ///< seconds
+  /// training.budget (seconds): the last stage ends, and the run is complete, at the first log
+  /// iteration after which one more log interval as long as the last one would pass it.
+  std::optional<double> budget_s;
   /// Gradient accumulation: a subdomain whose largest point set exceeds this many points is
   /// evaluated in ceil(largest / batch_points) parts per pass, each backpropagated on its own
   /// (0: one pass over every point).

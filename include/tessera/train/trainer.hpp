@@ -56,6 +56,8 @@ class Trainer : private StageHost {
   const std::string& stop_reason() const { return stop_reason_; }
 
   int64_t iterations_done() const { return iteration_; }
+  /// Training time so far, over every run that led to this one (restarts).
+  double training_seconds() const { return earlier_training_s_ + wall_seconds(); }
   /// Adam steps taken (each does one replica all-reduce and one parameter all-reduce).
   int64_t adam_steps() const { return adam_steps_; }
   double wall_seconds() const;
@@ -65,7 +67,7 @@ class Trainer : private StageHost {
  private:
   // StageHost
   int64_t iteration() const override { return iteration_; }
-  bool stopping() const override { return stop_; }
+  bool stopping() const override { return stop_ || budget_spent_; }
   int64_t iterations_to_log() const override;
   bool iterations_done(int64_t n, int64_t stage_step, const LocalLoss& loss,
                        const std::string& stage, double lr) override;
@@ -104,8 +106,13 @@ class Trainer : private StageHost {
   int64_t last_checkpoint_ = -1;
   std::string stop_reason_;
   double start_time_ = 0;
+  /// Training time of the runs before a restart, and of this run at its last log iteration.
+  double earlier_training_s_ = 0;
+  double last_log_s_ = 0;
   LogRecord last_;
   bool stop_ = false;
+  /// The budget ended the last stage: the run is complete (not stopped).
+  bool budget_spent_ = false;
 };
 
 }  // namespace tessera::train
