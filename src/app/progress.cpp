@@ -196,9 +196,10 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
         << static_cast<int>(budget_adam_share * 100) << " % for Adam, the rest for "
         << setup.plan.stages.back().optimizer
         << "; the run first times a few iterations of each on this job (on a copy of the "
-           "networks) and fixes both stages' iterations to fit, leaving "
-        << static_cast<int>(std::lround((1 - budget_margin) * 100))
-        << " % for logging, balancing and redraws; run.json and the checkpoints record the plan\n";
+           "networks) and fixes Adam's iterations for "
+        << static_cast<int>(std::lround(budget_margin * 100))
+        << " % of its share (the rest for logging, balancing and redraws), then trains the "
+           "finish until the budget ends; run.json and the checkpoints record the plan\n";
   print_training_choices(out, c, setup.plan, cut_in_space && !cut_in_time);
   if (setup.plan.batch_points > 0) {
     const int64_t largest = model.largest_set;

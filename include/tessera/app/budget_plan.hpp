@@ -1,9 +1,9 @@
 #pragma once
 /// A case with `training.budget` instead of stages: the run times a few iterations of an Adam
-/// stage and of the quasi-Newton finish on this job, then fixes both stages' iteration counts
-/// so that training fits the budget. The plan is recorded in run.json and in every checkpoint
-/// manifest ("plan"), so a restart continues the same plan, and the same stages written into
-/// a case reproduce the run.
+/// stage and of the quasi-Newton finish on this job, fixes Adam's iterations for its share of
+/// the budget, and trains the finish until the budget ends. The plan is recorded in run.json
+/// and in every checkpoint manifest ("plan"), so a restart continues the same plan, and the
+/// stages it records, written into a case, reproduce the run.
 #include <cstdint>
 #include <string>
 
@@ -25,9 +25,10 @@ struct StageSpeeds {
 /// Share of the budget given to Adam; the finish has the rest. The finish does most of the
 /// reduction of the error, from a start that Adam has brought near a solution.
 constexpr double budget_adam_share = 0.3;
-/// Fraction of each share that is planned: the rest absorbs log iterations (errors on the
-/// output grid), weight balancing and point redraws, which the timing leaves out, and the
-/// varying number of loss evaluations per line search.
+/// Fraction of Adam's share that its iterations are planned to take: the rest absorbs log
+/// iterations (errors on the output grid), weight balancing and point redraws, which the
+/// timing leaves out. (The finish's bound takes the same fraction of its share, times
+/// `finish_headroom`.)
 constexpr double budget_margin = 0.85;
 
 /// The finish runs until the budget ends; its iterations are bounded by this many times what
