@@ -16,7 +16,11 @@ import shutil
 import subprocess
 import sys
 
-from checkpoint_samples import ENV, report, run_in  # same folder
+from checkpoint_samples import report, run_in  # same folder
+
+# The history without its timings, as the rank-count checks read it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+from check_ranks_identical import history  # noqa: E402
 
 BUDGET_S = 4.0
 # Adam's planned share of the budget (docs/case-format.md, "Planned from a budget"). Whether
@@ -24,7 +28,6 @@ BUDGET_S = 4.0
 # measured, which a test machine shared with other tests does not promise: the wall time is
 # printed, and the check is on the plan.
 ADAM_SHARE = 0.85 * 0.3
-TIMINGS = ("wall_s", "time_s")
 
 
 def strip_comments(text):
@@ -43,17 +46,6 @@ def write_case(args, name, training):
     with open(path, "w") as f:
         json.dump(case, f)
     return path
-
-
-def history(out):
-    records = []
-    with open(os.path.join(out, "history.jsonl")) as f:
-        for line in f:
-            record = json.loads(line)
-            for key in TIMINGS:
-                record.pop(key, None)
-            records.append(record)
-    return records
 
 
 def by_iteration(records):
@@ -112,14 +104,14 @@ def main():
     adam = stages[0]["iterations"]
     if not adam * adam_s <= ADAM_SHARE * BUDGET_S * (1 + 1e-9) < (adam + 1) * adam_s:
         failures.append(f"{adam} Adam iterations at {adam_s} s do not fill their share")
-    # The budget ends the finish, before the next log interval would pass it, unless the bound
-    # (ten times the timing's prediction) comes first, which a machine much faster than during
-    # the timing allows.
+    # The budget ends the finish, before the next log interval would pass it; its bound (ten
+    # times the timing's prediction, which overestimates a finish) is not reached.
     finish, bound = stages[1]["iterations"], plan["stages"][1]["bound"]
-    if not 0 < finish <= bound:
+    if not 0 < finish < bound:
         failures.append(f"the finish trained {finish} iterations of a bound of {bound}")
-    if finish < bound and last["wall_s"] > 1.5 * BUDGET_S:
-        failures.append(f"the budget ended the finish after {last['wall_s']:.2f} s")
+    # A loaded machine can slow Adam beyond its share, but not by this much.
+    if last["wall_s"] > 3 * BUDGET_S:
+        failures.append(f"training took {last['wall_s']:.2f} s for a budget of {BUDGET_S} s")
 
     # The same stages written out, on another rank count: the same history, bit for bit.
     staged = write_case(args, "staged", {"stages": stages})
