@@ -242,6 +242,17 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   REQUIRE(blocks.training.stages[0].hessian);
   CHECK(*blocks.training.stages[0].hessian == io::HessianLayout::blocks);
 
+  // L-BFGS's scaling: self by default, "none" for the classic method, nothing else; and only
+  // L-BFGS takes it.
+  doc = minimal();
+  doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}, {"scaling", "none"}};
+  CHECK(io::case_from_json(doc, "cases/p.json", {}).training.stages[0].scaling ==
+        io::HistoryScaling::none);
+  doc["training"]["stages"][0]["scaling"] = "auto";
+  CHECK(error_of(doc).rfind("cases/p.json: training.stages[0].scaling:", 0) == 0);
+  doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"scaling", "self"}};
+  CHECK(error_of(doc).rfind("cases/p.json: training.stages[0].scaling: not a key", 0) == 0);
+
   doc = minimal();
   doc["conditions"][0]["axis"] = "x";
   CHECK(error_of(doc) ==
