@@ -50,11 +50,10 @@ StageSpeeds measure_stage_speeds(const parallel::Communicator& comm, const Setup
                 "training.budget: the timing of the stages stopped early ("
                     << (trainer.stop_reason().empty() ? "no record" : trainer.stop_reason())
                     << "); run again");
-  std::vector<double> seconds{
-      (wall.at(probe_adam_iterations) - wall.at(probe_adam_skipped)) /
-          static_cast<double>(probe_adam_iterations - probe_adam_skipped),
-      (wall.at(end) - wall.at(probe_adam_iterations)) /
-          static_cast<double>(probe_finish_iterations)};
+  std::vector<double> seconds{(wall.at(probe_adam_iterations) - wall.at(probe_adam_skipped)) /
+                                  static_cast<double>(probe_adam_iterations - probe_adam_skipped),
+                              (wall.at(end) - wall.at(probe_adam_iterations)) /
+                                  static_cast<double>(probe_finish_iterations)};
   comm.max_in_place(seconds);
   return {seconds[0], seconds[1]};
 }
@@ -73,8 +72,8 @@ void print_plan(Console& console, const Setup& setup, const PlannedIterations& p
                 << " iterations)\n";
   if (console.root() && (planned.adam < 100 || planned.finish < 10 * finish_headroom)) {
     std::ostringstream text;
-    text << "training.budget " << *setup.input.training.budget << " s leaves only "
-         << planned.adam << " Adam and about " << planned.finish / finish_headroom
+    text << "training.budget " << *setup.input.training.budget << " s leaves only " << planned.adam
+         << " Adam and about " << planned.finish / finish_headroom
          << " finish iterations on this job; give a larger budget for a useful result";
     console.warning(text.str());
   }
@@ -137,8 +136,8 @@ void plan_from_budget(const parallel::Communicator& comm, Setup& setup, RunClaim
     if (comm.rank() == 0) {
       const auto manifest = io::read_manifest(claim.restart);
       const auto planned = recorded_plan(manifest, claim.restart);
-      const auto& seconds = manifest["run"]["plan"].value("seconds_per_iteration",
-                                                          nlohmann::json::array({0.0, 0.0}));
+      const auto& seconds =
+          manifest["run"]["plan"].value("seconds_per_iteration", nlohmann::json::array({0.0, 0.0}));
       figures = {static_cast<double>(planned.adam), static_cast<double>(planned.finish),
                  seconds.at(0).get<double>(), seconds.at(1).get<double>()};
     }
@@ -154,9 +153,9 @@ void plan_from_budget(const parallel::Communicator& comm, Setup& setup, RunClaim
     const auto planned = plan_iterations(*setup.input.training.budget, speeds);
     figures = {static_cast<double>(planned.adam), static_cast<double>(planned.finish),
                speeds.adam_s, speeds.finish_s};
-    console.out() << "tessera: " << seconds_text(speeds.adam_s) << " per "
-                  << stages.at(0).optimizer << " iteration, " << seconds_text(speeds.finish_s)
-                  << " per " << stages.at(1).optimizer << " iteration\n";
+    console.out() << "tessera: " << seconds_text(speeds.adam_s) << " per " << stages.at(0).optimizer
+                  << " iteration, " << seconds_text(speeds.finish_s) << " per "
+                  << stages.at(1).optimizer << " iteration\n";
   }
   const PlannedIterations planned{static_cast<int64_t>(figures[0]),
                                   static_cast<int64_t>(figures[1])};

@@ -45,8 +45,7 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
       out << "iterations planned from the budget, lr ";
     else
       out << s.iterations << " iterations, lr ";
-    out
-        << s.lr << ", " << (s.dtype == torch::kFloat64 ? "float64" : "float32")
+    out << s.lr << ", " << (s.dtype == torch::kFloat64 ? "float64" : "float32")
         << (spec.dtype || spec.precision ? "" : " (default)");
     if (s.products == train::Products::tf32) out << ", TF32 products";
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
@@ -192,9 +191,9 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   for (const auto& cut : d.partition.interfaces())
     (cut.axis >= p.domain->spatial_dims() ? cut_in_time : cut_in_space) = true;
   if (c.training.budget && !c.training.planned)
-    out << "  plan: training.budget " << *c.training.budget << " s of training: "
-        << static_cast<int>(budget_adam_share * 100) << " % for Adam, the rest for "
-        << setup.plan.stages.back().optimizer
+    out << "  plan: training.budget " << *c.training.budget
+        << " s of training: " << static_cast<int>(budget_adam_share * 100)
+        << " % for Adam, the rest for " << setup.plan.stages.back().optimizer
         << "; the run first times a few iterations of each on this job (on a copy of the "
            "networks) and fixes Adam's iterations for "
         << static_cast<int>(std::lround(budget_margin * 100))

@@ -115,8 +115,7 @@ class JointSearch {
 };
 
 JointSearch::JointSearch(const StageTools& tools, const StagePlan& stage,
-                         std::vector<QuasiNewton*> blocks, QuasiNewtonUpdate update,
-                         int64_t memory)
+                         std::vector<QuasiNewton*> blocks, QuasiNewtonUpdate update, int64_t memory)
     : tools_(tools),
       stage_(stage),
       blocks_(std::move(blocks)),
@@ -227,10 +226,9 @@ void JointSearch::add_pair(const std::vector<torch::Tensor>& steps,
   const auto dots = totals(figures, 4 * kept + 5, /*largest=*/false);
   // B s = t B d = -t g along d = -H g.
   const double sBs = -t * dots[4 * kept + 3];
-  const auto scalars =
-      update_ == QuasiNewtonUpdate::ssbroyden
-          ? self_scaled_pair_scalars(geometry_, dots, sBs, dots[4 * kept + 4])
-          : pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2]);
+  const auto scalars = update_ == QuasiNewtonUpdate::ssbroyden
+                           ? self_scaled_pair_scalars(geometry_, dots, sBs, dots[4 * kept + 4])
+                           : pair_scalars(dots[4 * kept + 1], dots[4 * kept + 2]);
   if (!scalars) return;
   for (std::size_t i = 0; i < n_; ++i)
     blocks_[i]->history().push(steps[i], gradient_changes[i], *scalars, dots);
@@ -384,7 +382,8 @@ void JointQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step) {
   }
   // Shared parameters hold still (several subdomains).
   tools_.host.adopt(optimizer_pointers(), /*shared_last=*/false);
-  const int64_t done = JointSearch(tools_, stage, std::move(blocks), update_, memory_).run(first_step);
+  const int64_t done =
+      JointSearch(tools_, stage, std::move(blocks), update_, memory_).run(first_step);
   // A converged stage still counts its iterations, like the per-subdomain optimizers.
   if (!tools_.host.stopping() && done < stage.iterations) tools_.host.skip(stage.iterations - done);
 }

@@ -66,7 +66,8 @@ void PairGeometry::push(const PairScalars& scalars, const std::vector<double>& d
   TESSERA_ASSERT(dots.size() >= 4 * kept + 3, dots.size() << " products for a pair after " << kept);
   const bool full = static_cast<int64_t>(kept) >= memory_;
   if (!full && kept == slots_)
-    reserve(std::min<std::size_t>(static_cast<std::size_t>(memory_), std::max<std::size_t>(16, 2 * kept)));
+    reserve(std::min<std::size_t>(static_cast<std::size_t>(memory_),
+                                  std::max<std::size_t>(16, 2 * kept)));
   // The slot after the newest pair's: when full, the oldest one's (whose products are not
   // copied) or a free one.
   const std::size_t target = slot(kept);
@@ -96,7 +97,8 @@ std::vector<double> PairGeometry::flat() const {
   for (std::size_t i = 0; i < size(); ++i) {
     flat.insert(flat.end(), {scalars_[i].rho, scalars_[i].gamma});
     for (std::size_t j = 0; j <= i; ++j)
-      for (std::size_t c = 0; c < 4; ++c) flat.push_back(gram_[(slot(i) * slots_ + slot(j)) * 4 + c]);
+      for (std::size_t c = 0; c < 4; ++c)
+        flat.push_back(gram_[(slot(i) * slots_ + slot(j)) * 4 + c]);
   }
   // The self-scaling after the plain layout, which histories written before it lack.
   flat.push_back(base_);
@@ -317,10 +319,12 @@ std::optional<PairScalars> self_scaled_pair_scalars(const PairGeometry& geometry
   // y.H y for the history before this pair: H y on coefficients, from y's products with the
   // kept pairs (y.s_j, y.y_j in each pair's row of dots).
   std::vector<double> with_y(2 * kept);
-  for (std::size_t j = 0; j < kept; ++j) with_y[2 * j] = dots[4 * j + 2], with_y[2 * j + 1] = dots[4 * j + 3];
+  for (std::size_t j = 0; j < kept; ++j)
+    with_y[2 * j] = dots[4 * j + 2], with_y[2 * j + 1] = dots[4 * j + 3];
   const Combination Hy = inverse_times(geometry, with_y);
   double yHy = Hy.v * yy;
-  for (std::size_t j = 0; j < kept; ++j) yHy += Hy.s[j] * with_y[2 * j] + Hy.y[j] * with_y[2 * j + 1];
+  for (std::size_t j = 0; j < kept; ++j)
+    yHy += Hy.s[j] * with_y[2 * j] + Hy.y[j] * with_y[2 * j + 1];
   const auto scaling = self_scaled_broyden(yHy / sy, sBs / sy, n, geometry.empty());
   scalars->tau = scaling.tau;
   scalars->self_scaled = true;

@@ -143,8 +143,7 @@ torch::Tensor low_rank_update(torch::Tensor& H, double scale, const std::vector<
 QuasiNewton::QuasiNewton(std::vector<torch::Tensor> parameters, QuasiNewtonOptions options)
     : Optimizer({torch::optim::OptimizerParamGroup(std::move(parameters))},
                 std::make_unique<QuasiNewtonOptions>(options)),
-      history_(options.memory()) {
-}
+      history_(options.memory()) {}
 
 torch::Tensor QuasiNewton::inverse_hessian_times(const torch::Tensor& v) const {
   if (options().memory() == 0) return matrix_times(hessian_, v);
@@ -210,11 +209,10 @@ torch::Tensor QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const 
   if (options().memory() > 0) {
     const auto figures = pair_figures(history_, s, y);
     const std::size_t kept = history_.geometry().size();
-    const auto scalars =
-        options().update() == QuasiNewtonUpdate::ssbroyden
-            ? self_scaled_pair_scalars(history_.geometry(), figures, sBs,
-                                       static_cast<double>(s.numel()))
-            : pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2]);
+    const auto scalars = options().update() == QuasiNewtonUpdate::ssbroyden
+                             ? self_scaled_pair_scalars(history_.geometry(), figures, sBs,
+                                                        static_cast<double>(s.numel()))
+                             : pair_scalars(figures[4 * kept + 1], figures[4 * kept + 2]);
     if (scalars) history_.push(s, y, *scalars, figures), ++updates_;
     return {};
   }

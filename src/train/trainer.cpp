@@ -121,9 +121,9 @@ void Trainer::adopt(std::vector<torch::optim::Optimizer*> optimizers, bool share
 
 CheckpointState Trainer::capture(int64_t stage_step) const {
   CheckpointState state;
-  state.position = {iteration_,        static_cast<int64_t>(stage_index_), stage_step, adam_steps_,
-                    training_seconds(),
-                    objective_.weights()};
+  state.position = {iteration_,         static_cast<int64_t>(stage_index_),
+                    stage_step,         adam_steps_,
+                    training_seconds(), objective_.weights()};
   // The replicas hold the same state: the first of each group writes it.
   for (std::size_t i = 0; i < job_.owned.size() && reduction_->fills_slots(); ++i)
     state.subdomains[job_.owned[i]->id] = save_subdomain(

@@ -136,8 +136,10 @@ def main():
         if len(common) < 2 or any(before[i] != after[i] for i in common):
             failures.append(f"the restarted run's records differ (iterations {common[-3:]})")
     if not failures:
-        print(f"budget of {BUDGET_S} s: {stages}, trained in {last['wall_s']:.2f} s; "
-              "the same as the stages written out and after a restart")
+        print(
+            f"budget of {BUDGET_S} s: {stages}, trained in {last['wall_s']:.2f} s; "
+            "the same as the stages written out and after a restart"
+        )
     return report(failures)
 
 

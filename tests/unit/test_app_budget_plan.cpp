@@ -23,12 +23,11 @@ TEST_CASE("a budget is shared between Adam and the finish at the measured speeds
 }
 
 TEST_CASE("a checkpoint's plan is read back, and one without a plan is named") {
-  const nlohmann::json manifest = {
-      {"run",
-       {{"plan",
-         {{"stages",
-           {{{"optimizer", "adam"}, {"iterations", 1234}},
-            {{"optimizer", "ssbroyden"}, {"iterations", 56}}}}}}}}};
+  const nlohmann::json manifest = {{"run",
+                                    {{"plan",
+                                      {{"stages",
+                                        {{{"optimizer", "adam"}, {"iterations", 1234}},
+                                         {{"optimizer", "ssbroyden"}, {"iterations", 56}}}}}}}}};
   const auto planned = app::recorded_plan(manifest, "ckpt");
   CHECK(planned.adam == 1234);
   CHECK(planned.finish == 56);

@@ -145,13 +145,13 @@ struct DecaySpec {
 struct StageSpec {
   const OptimizerSpec* optimizer = &optimizers().front();  // a row of io/optimizers.hpp
   int64_t iterations = 1000;
-  double lr = 1e-3;                           // absent: the optimizer's default
-  std::optional<DecaySpec> decay;             // adam; absent: the default decay
-  std::optional<int64_t> warmup;              // adam; absent: the default warm-up
-  std::optional<double> clip;                 // adam: max global gradient norm
-  int64_t history = 1000;                     // lbfgs
+  double lr = 1e-3;                               // absent: the optimizer's default
+  std::optional<DecaySpec> decay;                 // adam; absent: the default decay
+  std::optional<int64_t> warmup;                  // adam; absent: the default warm-up
+  std::optional<double> clip;                     // adam: max global gradient norm
+  int64_t history = 1000;                         // lbfgs
   HistoryScaling scaling = HistoryScaling::self;  // lbfgs
-  double tolerance = 1e-9;                    // quasi-Newton: absent: the optimizer's default
+  double tolerance = 1e-9;                        // quasi-Newton: absent: the optimizer's default
   std::optional<FloatType> dtype;             // absent: float64 for bfgs/ssbroyden, else the run's
   std::optional<Precision> precision;         // absent: the dtype's plain products
   std::optional<HessianLayout> hessian;       // bfgs/ssbroyden; absent: joint where it fits

@@ -30,7 +30,7 @@ struct StagePlan {
   /// Limited memory: each pair's update divides the approximation before it by the
   /// self-scaled Broyden rule's tau (limited_memory.hpp), instead of the classic base.
   bool self_scaled = false;
-  double tolerance = 1e-9;     ///< quasi-Newton: stop when the largest gradient entry is below
+  double tolerance = 1e-9;        ///< quasi-Newton: stop when the largest gradient entry is below
   std::optional<int64_t> points;  ///< collocation points from this stage on
   /// The networks, points and shared parameters are converted to this at the stage's start.
   torch::Dtype dtype = torch::kFloat32;
