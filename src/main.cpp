@@ -3,6 +3,7 @@
 //   tessera run cases/poisson2d.json
 //   mpiexec.mpich -n 4 tessera run cases/poisson2d.json --set training.stages.0.iterations=200
 //   tessera check cases/heat1d.json
+//   tessera evaluate results/heat1d --points probes.csv
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/core/error.hpp"
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
         return tessera::app::partition_command(line);
       case Command::run:
         return tessera::app::run_command(line);
+      case Command::evaluate:
+        return tessera::app::evaluate_command(line);
     }
     return 1;
   } catch (const std::exception& e) {

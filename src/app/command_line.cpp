@@ -9,11 +9,14 @@ namespace tessera::app {
 
 std::string usage() {
   return "usage: tessera <command> CASE.json [--set path=value]...\n"
+         "       tessera evaluate RUN_DIR (--points FILE | --grid x=N,...) [--out FILE]\n"
+         "                        [--derivatives u_x,lap(u)] [--set path=value]...\n"
          "\n"
          "commands:\n"
          "  run     train the case and write results to output.directory\n"
          "  check   validate the case and print the resolved problem, without training\n"
          "  partition  print the subdomain -> rank map and write <name>_partition.xmf\n"
+         "  evaluate   the trained model of the run in RUN_DIR (its output folder) at points\n"
          "\n"
          "options:\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
@@ -25,12 +28,21 @@ std::string usage() {
          "  --restart FOLDER   (run) continue from that checkpoint folder (any rank count)\n"
          "  --overwrite        (run) replace the results of an earlier run in the output folder\n"
          "  --ranks N          partition, check: for N ranks (default: the job's size)\n"
+         "  --points FILE      (evaluate) points to evaluate at: HDF5 /points [n, dims], or CSV\n"
+         "                     with a column per coordinate (a header row naming them optional)\n"
+         "  --grid x=N,t=M     (evaluate) a grid over the domain's box, N points along x\n"
+         "                     (101 along coordinates not named), instead of --points\n"
+         "  --out FILE         (evaluate) .h5 or .csv (default: the points file's name with\n"
+         "                     _values, or <case name>_grid.h5)\n"
+         "  --derivatives L    (evaluate) expressions of the fields to add, comma-separated,\n"
+         "                     written as equations are, e.g. u_x,lap(u)\n"
          "  --help, --version\n"
          "\n"
          "examples:\n"
          "  tessera run cases/poisson2d.json\n"
          "  mpiexec.mpich -n 4 tessera run cases/poisson2d.json --set "
-         "output.directory=results/p4\n";
+         "output.directory=results/p4\n"
+         "  tessera evaluate results/poisson2d --points probes.csv --derivatives u_x,u_y\n";
 }
 
 CommandLine parse_command_line(int argc, char** argv) {
@@ -47,13 +59,20 @@ CommandLine parse_command_line(int argc, char** argv) {
     line.command = Command::version;
     return line;
   }
-  const std::vector<std::string> commands{"run", "check", "partition"};
+  const std::vector<std::string> commands{"run", "check", "partition", "evaluate"};
   TESSERA_CHECK(std::count(commands.begin(), commands.end(), args[0]),
                 "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
-                                    << "; use run, check or partition (tessera --help)");
-  line.command = args[0] == "run"     ? Command::run
-                 : args[0] == "check" ? Command::check
-                                      : Command::partition;
+                                    << "; use run, check, partition or evaluate (tessera --help)");
+  line.command = args[0] == "run"         ? Command::run
+                 : args[0] == "check"     ? Command::check
+                 : args[0] == "partition" ? Command::partition
+                                          : Command::evaluate;
+  // The options that take a value, and where it goes.
+  const std::vector<std::pair<std::string, std::string*>> valued{
+      {"--points", &line.points},
+      {"--grid", &line.grid},
+      {"--out", &line.out},
+      {"--derivatives", &line.derivatives}};
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--set") {
@@ -74,16 +93,33 @@ CommandLine parse_command_line(int argc, char** argv) {
                         std::stoi(value) > 0,
                     "--ranks: expected a positive integer, got '" << value << "'");
       line.ranks = std::stoi(value);
+    } else if (auto it = std::find_if(valued.begin(), valued.end(),
+                                      [&a](const auto& option) { return option.first == a; });
+               it != valued.end()) {
+      TESSERA_CHECK(line.command == Command::evaluate,
+                    a << " is an option of tessera evaluate (tessera --help)");
+      TESSERA_CHECK(i + 1 < args.size(), a << " needs a value (tessera --help)");
+      *it->second = args[++i];
     } else if (a.rfind("--", 0) == 0) {
       TESSERA_FAIL("unknown option '"
                    << a << "'"
-                   << core::did_you_mean(a, {"--set", "--restart", "--overwrite", "--ranks"})
+                   << core::did_you_mean(a, {"--set", "--restart", "--overwrite", "--ranks",
+                                             "--points", "--grid", "--out", "--derivatives"})
                    << " (tessera --help)");
     } else {
       TESSERA_CHECK(line.case_file.empty(),
                     "more than one case file given ('" << line.case_file << "' and '" << a << "')");
       line.case_file = a;
     }
+  }
+  if (line.command == Command::evaluate) {
+    TESSERA_CHECK(!line.case_file.empty(),
+                  "evaluate: no run folder given: tessera evaluate RUN_DIR --points FILE");
+    TESSERA_CHECK(line.points.empty() != line.grid.empty(),
+                  "evaluate: give either --points FILE or --grid x=N,... (tessera --help)");
+    TESSERA_CHECK(line.restart.empty() && !line.overwrite && line.ranks == 0,
+                  "evaluate: --restart, --overwrite and --ranks belong to run, check and "
+                  "partition");
   }
   TESSERA_CHECK(!line.case_file.empty(), "no case file given\n" << usage());
   return line;

@@ -157,7 +157,7 @@ Evaluator::Evaluator(parallel::Communicator comm, const Problem& problem,
   if (problem_.reference) {
     points = grid_points(problem_.reference->layout);
     exact = reference_values(*problem_.reference, problem_.symbols.fields);
-  } else if (!problem_.exact.empty()) {
+  } else if (!problem_.exact.empty() && !output_.names.empty()) {
     points = grid_points(output_);
     exact = exact_values(problem_, points);
   }
@@ -192,6 +192,48 @@ torch::Tensor Evaluator::values(train::SubdomainModel& model, const torch::Tenso
   if (chunks.empty())
     return torch::zeros({0, static_cast<int64_t>(problem_.symbols.fields.size())}, torch::kFloat64);
   return torch::cat(chunks, 0);
+}
+
+torch::Tensor Evaluator::expression_values(
+    train::SubdomainModel& model, const torch::Tensor& x,
+    const std::vector<physics::Equation>& expressions) const {
+  const auto width = static_cast<int64_t>(expressions.size());
+  if (width == 0) return torch::zeros({x.size(0), 0}, torch::kFloat64);
+  std::vector<torch::Tensor> chunks{torch::zeros({0, width}, torch::kFloat64)};
+  for (int64_t start = 0; start < x.size(0); start += chunk_size) {
+    auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)))
+                    .to(problem_.device, network_dtype(model));
+    std::vector<torch::Tensor> columns;
+    for (const auto& r : physics::equation_residuals(expressions, *model.fields, part,
+                                                     /*create_graph=*/false))
+      columns.push_back(r.detach().reshape({-1}).to(torch::kCPU, torch::kFloat64));
+    chunks.push_back(torch::stack(columns, 1));
+  }
+  return torch::cat(chunks, 0);
+}
+
+torch::Tensor Evaluator::values_at(const torch::Tensor& points,
+                                   const std::vector<physics::Equation>& expressions) {
+  const auto fields = static_cast<int64_t>(problem_.symbols.fields.size());
+  const auto width = fields + static_cast<int64_t>(expressions.size());
+  // Each point's row is filled by the one rank that owns it and zero elsewhere, so the sum
+  // over ranks is exact.
+  auto rows = torch::zeros({points.size(0), width}, torch::kFloat64);
+  const auto owner = subdomain_of_(points);
+  for (auto* model : owned_) {
+    const auto indices = torch::nonzero(owner == model->id).flatten();
+    if (indices.numel() == 0) continue;
+    const auto x = points.index({indices});
+    auto values_here = values(*model, x);
+    if (!expressions.empty())
+      values_here = torch::cat({values_here, expression_values(*model, x, expressions)}, 1);
+    rows.index_put_({indices}, values_here);
+  }
+  std::vector<double> flat(rows.data_ptr<double>(), rows.data_ptr<double>() + rows.numel());
+  comm_.sum_in_place(flat);
+  rows = torch::tensor(flat, torch::kFloat64).reshape({points.size(0), width});
+  rows.index_put_({owner < 0}, NAN);
+  return rows;
 }
 
 std::map<std::string, double> Evaluator::relative_errors() {
@@ -277,15 +319,10 @@ io::GridContribution Evaluator::output_contribution() {
     const auto u = values(*model, x);
     for (std::size_t f = 0; f < fields.size(); ++f)
       append(out.fields[fields[f]], u.select(1, static_cast<int64_t>(f)));
-    for (int64_t start = 0; start < x.size(0); start += chunk_size) {
-      auto part = x.slice(0, start, std::min(start + chunk_size, x.size(0)))
-                      .to(problem_.device, network_dtype(*model));
-      const auto residuals = physics::equation_residuals(problem_.equations, *model->fields, part,
-                                                         /*create_graph=*/false);
-      for (std::size_t e = 0; e < residuals.size(); ++e)
-        append(out.fields["residual_" + problem_.equations[e].name],
-               residuals[e].detach().to(torch::kCPU, torch::kFloat64));
-    }
+    const auto residuals = expression_values(*model, x, problem_.equations);
+    for (std::size_t e = 0; e < problem_.equations.size(); ++e)
+      append(out.fields["residual_" + problem_.equations[e].name],
+             residuals.select(1, static_cast<int64_t>(e)));
     if (exact.defined()) {
       const auto ex = exact.index({indices});
       for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -302,12 +339,12 @@ io::GridContribution Evaluator::output_contribution() {
   return out;
 }
 
-Evaluator make_evaluator(const parallel::Communicator& comm, const Setup& setup,
-                         const RankModels& rank) {
+namespace {
+
+Evaluator evaluator_over(const parallel::Communicator& comm, const Setup& setup,
+                         const RankModels& rank, io::GridLayout layout, bool mask_outside) {
   const auto& partition = setup.decomposition.partition;
   const auto& problem = setup.problem;
-  auto layout = output_grid(setup.input, problem, &comm);
-  const bool mask_outside = !layout.mesh;
   SubdomainOf subdomain_of = [&partition, &problem, mask_outside](const torch::Tensor& x) {
     return mask_outside ? subdomain_in_domain(partition, *problem.domain, x)
                         : partition.subdomain_of(x);
@@ -315,6 +352,20 @@ Evaluator make_evaluator(const parallel::Communicator& comm, const Setup& setup,
   return Evaluator(comm, problem,
                    rank.replica.index == 0 ? rank.owned() : std::vector<train::SubdomainModel*>{},
                    subdomain_of, partition.size(), std::move(layout));
+}
+
+}  // namespace
+
+Evaluator make_evaluator(const parallel::Communicator& comm, const Setup& setup,
+                         const RankModels& rank) {
+  auto layout = output_grid(setup.input, setup.problem, &comm);
+  const bool mask_outside = !layout.mesh;
+  return evaluator_over(comm, setup, rank, std::move(layout), mask_outside);
+}
+
+Evaluator point_evaluator(const parallel::Communicator& comm, const Setup& setup,
+                          const RankModels& rank, io::GridLayout layout, bool mask_outside) {
+  return evaluator_over(comm, setup, rank, std::move(layout), mask_outside);
 }
 
 }  // namespace tessera::app

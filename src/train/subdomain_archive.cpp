@@ -109,9 +109,7 @@ std::shared_ptr<OutputArchive> save_subdomain(const SubdomainModel& model,
 void load_subdomain(InputArchive& archive, SubdomainModel& model, DivergenceGuard& guard,
                     std::size_t slot) {
   torch::NoGradGuard no_grad;
-  InputArchive network;
-  archive.read("network", network);
-  model.network->load(network);
+  load_network(archive, model);
   torch::Tensor factor;
   if (archive.try_read("guard.lr_factor", factor))
     guard.restore(slot, factor.item<double>(),
@@ -122,6 +120,46 @@ void load_subdomain(InputArchive& archive, SubdomainModel& model, DivergenceGuar
       model.interfaces[k]->resample_from(decode(origin));
   }
   load_groups(archive, model);
+}
+
+namespace {
+
+/// The dtype a module archive saved its parameter `dotted` ("layer.weight") in.
+torch::Dtype saved_dtype(InputArchive& module, const std::string& dotted) {
+  const auto dot = dotted.find('.');
+  if (dot == std::string::npos) {
+    torch::Tensor saved;
+    module.read(dotted, saved);
+    return saved.scalar_type();
+  }
+  InputArchive child;
+  module.read(dotted.substr(0, dot), child);
+  return saved_dtype(child, dotted.substr(dot + 1));
+}
+
+}  // namespace
+
+void load_network(InputArchive& archive, SubdomainModel& model) {
+  torch::NoGradGuard no_grad;
+  InputArchive network;
+  archive.read("network", network);
+  // A stage may have trained in another dtype than the network has now; its bytes read into
+  // this dtype would be garbage, so the network takes the saved dtype first.
+  const auto parameters = model.network->named_parameters();
+  if (!parameters.is_empty()) {
+    const auto dtype = saved_dtype(network, parameters.begin()->key());
+    if (dtype != parameters.begin()->value().scalar_type()) model.network->to(dtype);
+  }
+  model.network->load(network);
+}
+
+void load_shared_parameters(InputArchive& archive, const std::vector<torch::Tensor>& raw) {
+  torch::NoGradGuard no_grad;
+  for (std::size_t k = 0; k < raw.size(); ++k) {
+    torch::Tensor value;
+    archive.read("raw" + std::to_string(k), value);
+    raw[k].copy_(value);
+  }
 }
 
 void load_subdomain_optimizer(InputArchive& archive, torch::optim::Optimizer& optimizer) {

@@ -166,15 +166,8 @@ void Trainer::resume(RestoredCheckpoint checkpoint) {
                   "checkpoint: no state for subdomain " << model->id);
     load_subdomain(*it->second, *model, guard_, i);
   }
-  if (checkpoint.shared && job_.sync.parameters) {
-    torch::NoGradGuard no_grad;
-    const auto& raw = job_.sync.parameters->raw();
-    for (std::size_t k = 0; k < raw.size(); ++k) {
-      torch::Tensor value;
-      checkpoint.shared->read("raw" + std::to_string(k), value);
-      raw[k].copy_(value);
-    }
-  }
+  if (checkpoint.shared && job_.sync.parameters)
+    load_shared_parameters(*checkpoint.shared, job_.sync.parameters->raw());
   resume_ = std::move(checkpoint);
 }
 

@@ -43,6 +43,13 @@ class Evaluator {
   /// <field>_error (when known on the output grid), subdomain.
   io::GridContribution output_contribution();
 
+  /// The fields, then `expressions` of them (e.g. u_x or lap(u), as equations read them), at
+  /// `points` [n, dims] float64: [n, fields + expressions] float64, the same on every rank. Each
+  /// point is evaluated by the subdomain that owns it, as in the output file; a point that no
+  /// subdomain owns is NaN. Collective over comm.
+  torch::Tensor values_at(const torch::Tensor& points,
+                          const std::vector<physics::Equation>& expressions = {});
+
   const io::GridLayout& layout() const { return output_; }
 
  private:
@@ -51,6 +58,10 @@ class Evaluator {
 
   /// Network values at x (float64 [n, dims]) for subdomain `model`: float64 CPU [n, fields].
   torch::Tensor values(train::SubdomainModel& model, const torch::Tensor& x) const;
+
+  /// `expressions` of the fields at x for subdomain `model`: float64 CPU [n, expressions].
+  torch::Tensor expression_values(train::SubdomainModel& model, const torch::Tensor& x,
+                                  const std::vector<physics::Equation>& expressions) const;
 
   parallel::Communicator comm_;
   const Problem& problem_;
@@ -69,5 +80,14 @@ class Evaluator {
 /// nothing is masked there. Collective over comm (the output mesh is made on rank 0).
 Evaluator make_evaluator(const parallel::Communicator& comm, const Setup& setup,
                          const RankModels& rank);
+
+/// An evaluator for values at given points (values_at) over `layout`; an empty layout (no
+/// names) leaves it without error points, so relative_errors() is empty unless the problem has
+/// a reference. With
+/// `mask_outside`, points outside the domain get no subdomain (NaN), as on the output grid;
+/// without, each point goes to the subdomain whose box is nearest, so that the networks extend
+/// past a curved boundary (mesh nodes on chords). Collective over comm.
+Evaluator point_evaluator(const parallel::Communicator& comm, const Setup& setup,
+                          const RankModels& rank, io::GridLayout layout, bool mask_outside);
 
 }  // namespace tessera::app

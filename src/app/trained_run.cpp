@@ -1,0 +1,69 @@
+#include "tessera/app/trained_run.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "tessera/app/checkpointing.hpp"
+#include "tessera/app/run_results.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/io/checkpoint_files.hpp"
+#include "tessera/parallel/device_map.hpp"
+#include "tessera/train/subdomain_archive.hpp"
+
+namespace tessera::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json read_run_record(const std::string& directory) {
+  const std::string path = (fs::path(directory) / "run.json").string();
+  TESSERA_CHECK(fs::is_directory(directory),
+                "'" << directory << "' is not a folder; give the output folder of a run "
+                    << "(its output.directory)");
+  std::ifstream in(path);
+  TESSERA_CHECK(in, "'" << directory << "' has no run.json: it is not the output folder of a "
+                        << "tessera run");
+  const auto record = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  TESSERA_CHECK(record.is_object() && record.contains("case") && record["case"].is_object(),
+                path << " is damaged or holds no \"case\"; the run's case cannot be rebuilt");
+  return record;
+}
+
+}  // namespace
+
+TrainedRun open_trained_run(const parallel::Communicator& comm, const std::string& directory,
+                            const std::vector<std::string>& overrides, Console& console) {
+  const auto record = read_run_record(directory);
+  // Messages name the original case file, and relative paths in it resolve against its folder.
+  const std::string case_file = record.value("case_file", directory + "/run.json");
+  auto input = io::case_from_json(record["case"], case_file, overrides);
+  const auto found = io::newest_intact_checkpoint(directory);
+  TESSERA_CHECK(!found.directory.empty(),
+                "'" << directory << "' holds no complete and intact checkpoint"
+                    << (found.skipped.empty() ? "" : " (" + found.skipped.front().reason + ")")
+                    << ": the run ended before it wrote one; nothing trained can be read");
+  const std::string status = record.value("status", std::string());
+  if (console.root() && status == "running")
+    console.out() << "tessera: note: run.json says the run is still training; its newest "
+                  << "checkpoint is read\n";
+
+  TrainedRun run{directory,
+                 found.directory,
+                 0,
+                 prepare(std::move(input), comm.size(), parallel::node_local_rank(comm)),
+                 {}};
+  run.rank = build_rank_models(comm, run.setup, console);
+  // The stage count is left out: a run planned from a budget records its planned stages.
+  auto identity = checkpoint_identity(run.setup);
+  identity.erase("stages");
+  auto restored =
+      read_checkpoint(found.directory, run.rank.owned_ids(), identity, run.setup.problem.device);
+  run.iteration = restored.position.iteration;
+  for (auto* model : run.rank.owned())
+    train::load_network(*restored.subdomains.at(model->id), *model);
+  if (restored.shared && run.rank.parameters)
+    train::load_shared_parameters(*restored.shared, run.rank.parameters->raw());
+  return run;
+}
+
+}  // namespace tessera::app
