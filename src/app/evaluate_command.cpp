@@ -8,6 +8,7 @@
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/app/evaluation.hpp"
+#include "tessera/app/point_output.hpp"
 #include "tessera/app/trained_run.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
@@ -79,22 +80,6 @@ std::string output_path(const CommandLine& line, const Setup& setup) {
       .string();
 }
 
-io::PointValues columns_of(const torch::Tensor& values, const std::vector<std::string>& fields,
-                           const std::vector<physics::Equation>& expressions) {
-  io::PointValues out;
-  out.names = fields;
-  for (const auto& e : expressions) out.names.push_back(e.name);
-  const auto contiguous = values.contiguous();
-  const double* data = contiguous.data_ptr<double>();
-  const auto width = values.size(1);
-  for (int64_t k = 0; k < width; ++k) {
-    std::vector<double> column(static_cast<std::size_t>(values.size(0)));
-    for (int64_t i = 0; i < values.size(0); ++i) column[i] = data[i * width + k];
-    out.columns.push_back(std::move(column));
-  }
-  return out;
-}
-
 }  // namespace
 
 int evaluate_command(const CommandLine& line) {
@@ -129,25 +114,20 @@ int evaluate_command(const CommandLine& line) {
   // are each evaluated by the nearest subdomain, and counted when they lie outside.
   Evaluator evaluator = point_evaluator(comm, run.setup, run.rank, layout, !line.grid.empty());
   const auto values = evaluator.values_at(points, expressions);
-  const auto columns = columns_of(values, problem.symbols.fields, expressions);
-  // Rank 0 writes; a failure there ends every rank with its message, never a hang.
-  std::string failure;
-  if (console.root()) try {
-      if (line.grid.empty()) {
-        const auto outside =
-            points.size(0) - problem.domain->contains(points).sum().item<int64_t>();
-        if (outside > 0)
-          console.warning(std::to_string(outside) + " of " + std::to_string(points.size(0)) +
-                          " points lie outside the domain; the networks extrapolate there");
-        io::write_point_values(path, inputs, set, columns);
-      } else {
-        io::write_grid_values(path, layout, columns);
-      }
-    } catch (const std::exception& e) {
-      failure = e.what();
+  auto names = problem.symbols.fields;
+  for (const auto& e : expressions) names.push_back(e.name);
+  const auto columns = named_columns(values, names);
+  write_on_root(comm, [&] {
+    if (line.grid.empty()) {
+      const auto outside = points.size(0) - problem.domain->contains(points).sum().item<int64_t>();
+      if (outside > 0)
+        console.warning(std::to_string(outside) + " of " + std::to_string(points.size(0)) +
+                        " points lie outside the domain; the networks extrapolate there");
+      io::write_point_values(path, inputs, set, columns);
+    } else {
+      io::write_grid_values(path, layout, columns);
     }
-  TESSERA_CHECK(!comm.any(!failure.empty()),
-                (failure.empty() ? "evaluate: rank 0 could not write " + path : failure));
+  });
   console.out() << "tessera: evaluated " << points.size(0) << " points of the model at "
                 << "iteration " << run.iteration << " (" << run.checkpoint << ") -> " << path
                 << "\n";

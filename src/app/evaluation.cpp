@@ -19,7 +19,7 @@ torch::Tensor reference_values(const io::Reference& reference,
   for (const auto& f : fields) {
     auto it = reference.fields.find(f);
     if (it == reference.fields.end())
-      columns.push_back(torch::full({reference.layout.size()}, NAN, torch::kFloat64));
+      columns.push_back(torch::full({reference.count()}, NAN, torch::kFloat64));
     else
       columns.push_back(torch::tensor(it->second, torch::kFloat64));
   }
@@ -86,7 +86,8 @@ io::MeshPoints shared_from_rank0(const parallel::Communicator& comm, io::MeshPoi
 
 io::GridLayout output_grid(const io::Case& c, const Problem& p,
                            const parallel::Communicator* comm) {
-  if (p.reference && c.output.grid.empty() && !c.output.mesh_max_cell_size)
+  if (p.reference && !p.reference->scattered() && c.output.grid.empty() &&
+      !c.output.mesh_max_cell_size)
     return p.reference->layout;
   io::GridLayout layout;
   layout.names = p.domain->input_names();
@@ -146,23 +147,33 @@ torch::Tensor grid_points(const io::GridLayout& layout) {
 
 Evaluator::Evaluator(parallel::Communicator comm, const Problem& problem,
                      std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of,
-                     int subdomains, io::GridLayout output)
+                     SubdomainOf nearest_subdomain, int subdomains, io::GridLayout output)
     : comm_(comm),
       problem_(problem),
       owned_(std::move(owned)),
       subdomain_of_(std::move(subdomain_of)),
+      nearest_subdomain_(std::move(nearest_subdomain)),
       subdomains_(subdomains),
       output_(std::move(output)) {
   torch::Tensor points, exact;
   if (problem_.reference) {
-    points = grid_points(problem_.reference->layout);
-    exact = reference_values(*problem_.reference, problem_.symbols.fields);
+    const auto& reference = *problem_.reference;
+    points =
+        reference.scattered()
+            ? torch::tensor(reference.points, torch::kFloat64)
+                  .reshape({reference.count(), static_cast<int64_t>(reference.layout.names.size())})
+            : grid_points(reference.layout);
+    exact = reference_values(reference, problem_.symbols.fields);
   } else if (!problem_.exact.empty() && !output_.names.empty()) {
     points = grid_points(output_);
     exact = exact_values(problem_, points);
   }
   if (!points.defined()) return;
-  const auto owner = subdomain_of_(points);
+  // Scattered reference points are all scored, each by its nearest subdomain: mesh nodes on a
+  // curved boundary may lie a rounding error outside the domain.
+  const auto owner = problem_.reference && problem_.reference->scattered()
+                         ? nearest_subdomain_(points)
+                         : subdomain_of_(points);
   for (auto* model : owned_) {
     const auto mask = owner == model->id;
     error_points_.push_back(points.index({mask}));
@@ -236,7 +247,7 @@ torch::Tensor Evaluator::values_at(const torch::Tensor& points,
   return rows;
 }
 
-std::map<std::string, double> Evaluator::relative_errors() {
+train::RelativeErrors Evaluator::relative_errors() {
   const auto& fields = problem_.symbols.fields;
   // Per field and subdomain slot: sum (u - ue)^2 and sum ue^2. One rank fills each slot and
   // the slots are added in subdomain order, so the result is the same on any rank count.
@@ -260,10 +271,15 @@ std::map<std::string, double> Evaluator::relative_errors() {
       sums[2 * f] += figures[2 * (f * slots + slot)];
       sums[2 * f + 1] += figures[2 * (f * slots + slot) + 1];
     }
-  std::map<std::string, double> errors;
+  train::RelativeErrors errors;
+  double misfit = 0, norm = 0;
   for (std::size_t f = 0; f < fields.size(); ++f)
-    if (known(f) && sums[2 * f + 1] > 0)
-      errors[fields[f]] = std::sqrt(sums[2 * f] / sums[2 * f + 1]);
+    if (known(f) && sums[2 * f + 1] > 0) {
+      errors.fields[fields[f]] = std::sqrt(sums[2 * f] / sums[2 * f + 1]);
+      misfit += sums[2 * f];
+      norm += sums[2 * f + 1];
+    }
+  if (errors.fields.size() >= 2) errors.stacked = std::sqrt(misfit / norm);
   return errors;
 }
 
@@ -349,9 +365,10 @@ Evaluator evaluator_over(const parallel::Communicator& comm, const Setup& setup,
     return mask_outside ? subdomain_in_domain(partition, *problem.domain, x)
                         : partition.subdomain_of(x);
   };
+  SubdomainOf nearest = [&partition](const torch::Tensor& x) { return partition.subdomain_of(x); };
   return Evaluator(comm, problem,
                    rank.replica.index == 0 ? rank.owned() : std::vector<train::SubdomainModel*>{},
-                   subdomain_of, partition.size(), std::move(layout));
+                   subdomain_of, nearest, partition.size(), std::move(layout));
 }
 
 }  // namespace

@@ -261,6 +261,9 @@ Problem build_problem(const io::Case& c, int local_rank) {
     closed_form.fields.clear();  // an exact solution may not read the unknowns
     p.exact.emplace(field, parse(c, text, closed_form));
   }
+  if (c.output.points_file)
+    p.output_points = io::read_point_file(*c.output.points_file, p.domain->input_names(),
+                                          c.file + ": output.points:");
   if (c.reference_file) {
     try {
       p.reference = io::read_reference(*c.reference_file, p.domain->input_names(),

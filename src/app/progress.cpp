@@ -16,6 +16,7 @@ nlohmann::json history_json(const train::LogRecord& r) {
                       {"wall_s", r.wall_s},       {"lr", r.lr},
                       {"loss", r.loss},           {"terms", r.terms}};
   if (!r.rel_l2.empty()) j["rel_l2"] = r.rel_l2;
+  if (r.rel_l2_stacked >= 0) j["rel_l2_stacked"] = r.rel_l2_stacked;
   if (!r.parameters.empty()) j["parameters"] = r.parameters;
   bool adaptive = false;
   for (const auto& [name, w] : r.weights) adaptive = adaptive || w != 1.0;
@@ -277,6 +278,10 @@ void ProgressPrinter::print(const train::LogRecord& r) {
   out_ << line;
   for (const auto& [field, error] : r.rel_l2) {
     std::snprintf(line, sizeof line, "  rel_l2(%s) %.3e", field.c_str(), error);
+    out_ << line;
+  }
+  if (r.rel_l2_stacked >= 0) {
+    std::snprintf(line, sizeof line, "  rel_l2(stacked) %.3e", r.rel_l2_stacked);
     out_ << line;
   }
   for (const auto& [name, value] : r.parameters) {

@@ -7,6 +7,7 @@
 
 #include "tessera/app/console.hpp"
 #include "tessera/app/model.hpp"
+#include "tessera/app/point_output.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/io/checkpoint_files.hpp"
@@ -57,6 +58,31 @@ nlohmann::json run_status(const train::Trainer& trainer, const std::string& outp
   return {{"status", "stopped"},
           {"stop_reason", trainer.stop_reason()},
           {"checkpoint", checkpoint.lexically_relative(output).generic_string()}};
+}
+
+/// output.points: <name>_points.h5 (or .csv, as the points file) in the output folder.
+std::string point_output_path(const io::Case& c) {
+  const bool csv = io::is_csv_path(*c.output.points_file, c.file + ": output.points");
+  return c.output.directory + "/" + c.name + "_points" + (csv ? ".csv" : ".h5");
+}
+
+/// The fields at output.points, written by rank 0. Collective over comm.
+void write_point_output(const parallel::Communicator& comm, const Setup& setup,
+                        Evaluator& evaluator) {
+  const auto& c = setup.input;
+  const auto& set = *setup.problem.output_points;
+  const auto points = torch::tensor(set.points, torch::kFloat64).reshape({set.count, set.dims});
+  const auto columns = named_columns(evaluator.values_at(points), setup.problem.symbols.fields);
+  const std::string path = point_output_path(c);
+  try {
+    write_on_root(comm, [&] {
+      io::write_point_values(path, setup.problem.domain->input_names(), set, columns);
+    });
+  } catch (const io::WriteError& e) {
+    throw io::WriteError(std::string(e.what()) +
+                         "; the checkpoints are kept: make room, then write the output with "
+                         "--restart latest");
+  }
 }
 
 }  // namespace
@@ -110,6 +136,8 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
   info.attributes_double["wall_seconds"] = final_record.wall_s;
   for (const auto& [field, error] : final_record.rel_l2)
     info.attributes_double["rel_l2_" + field] = error;
+  if (final_record.rel_l2_stacked >= 0)
+    info.attributes_double["rel_l2_stacked"] = final_record.rel_l2_stacked;
   if (final_record.interface_jump >= 0)
     info.attributes_double["interface_jump"] = final_record.interface_jump;
   info.attributes_string["decomposition"] = io::name(setup.decomposition.method);
@@ -122,6 +150,8 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
                          "; the checkpoints are kept: make room, then write the output with "
                          "--restart latest");
   }
+
+  if (setup.problem.output_points) write_point_output(comm, setup, evaluator);
 
   const auto xmf = std::filesystem::absolute(c.output.directory + "/" + c.name + ".xmf");
   const auto placement = rank_placement(comm, setup.problem.device, links.sync.slices);

@@ -51,7 +51,7 @@ const std::vector<KeyGroup>& case_key_groups() {
           "scaling", "tolerance", "dtype", "precision", "hessian"}},
         {"training.stages[].decay", {"rate", "every"}},
         {"training.weights", {"adaptive", "adaptive_every", "adaptive_alpha"}},
-        {"output", {"directory", "grid", "mesh", "every"}},
+        {"output", {"directory", "grid", "mesh", "every", "points"}},
         {"output.mesh", {"max_cell_size", "times"}},
     };
   }();

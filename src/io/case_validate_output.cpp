@@ -41,6 +41,14 @@ void read_output(const JsonNode& root, Case& c) {
       times.fail("\"times\" is for space-time problems; this case has no \"time\"");
     out.mesh_times = times.integer(2, out.mesh_times);
   }
+  if (const JsonNode points = node["points"]; points.present()) {
+    const std::string path = points.string();
+    const auto dot = path.rfind('.');
+    const std::string extension = dot == std::string::npos ? "" : path.substr(dot);
+    if (extension != ".h5" && extension != ".hdf5" && extension != ".csv")
+      points.fail("expected a .h5 file (/points [n, inputs]) or a .csv file, got \"" + path + "\"");
+    out.points_file = resolve_against_case(c, path);
+  }
   // Snapshots during training are not written: 0 (the value documented as "only at the end")
   // stays valid, anything else is refused rather than silently ignored.
   const JsonNode every = node["every"];

@@ -1,16 +1,24 @@
 #include "tessera/io/reference.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "hdf5_handle.hpp"
 #include "hdf5_read.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/io/observations.hpp"
 
 namespace tessera::io {
 
 using detail::H5Handle;
 using detail::list_group;
 using detail::shape_text;
+
+int64_t Reference::count() const {
+  return scattered() ? static_cast<int64_t>(points.size()) /
+                           std::max<int64_t>(1, static_cast<int64_t>(layout.names.size()))
+                     : layout.size();
+}
 
 Reference read_reference(const std::string& path, const std::vector<std::string>& coordinates,
                          bool has_time, const std::vector<std::string>& fields) {
@@ -24,6 +32,20 @@ Reference read_reference(const std::string& path, const std::vector<std::string>
   TESSERA_CHECK(file.valid(), "reference file '" << path << "' is not a readable HDF5 file");
 
   Reference ref;
+  if (detail::path_exists(file.get(), "/points") && !detail::path_exists(file.get(), "/grid")) {
+    file.close();
+    const auto scattered = read_observations(path, static_cast<int>(coordinates.size()), fields,
+                                             "scattered reference");
+    ref.layout.names = coordinates;
+    ref.layout.has_time = has_time;
+    ref.points = scattered.points;
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      auto& column = ref.fields[fields[f]];
+      for (int64_t i = 0; i < scattered.count; ++i)
+        column.push_back(scattered.values[static_cast<std::size_t>(i) * fields.size() + f]);
+    }
+    return ref;
+  }
   ref.layout.names = coordinates;
   ref.layout.has_time = has_time;
   for (const auto& name : coordinates) {

@@ -195,7 +195,11 @@ LogRecord Trainer::log(const LocalLoss& loss, const std::string& stage, double l
   record.lr = lr;
   record.weights = objective_.weights();
   record.final = final;
-  if (callbacks_.errors) record.rel_l2 = callbacks_.errors();
+  if (callbacks_.errors) {
+    auto errors = callbacks_.errors();
+    record.rel_l2 = std::move(errors.fields);
+    record.rel_l2_stacked = errors.stacked;
+  }
   if (job_.sync.parameters) record.parameters = job_.sync.parameters->current();
   record.wall_s = wall_seconds();
   // The compute timer encloses the exchange and the wait (not the sync, which it leaves out);

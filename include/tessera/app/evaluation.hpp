@@ -26,13 +26,16 @@ torch::Tensor grid_points(const io::GridLayout& layout);
 
 class Evaluator {
  public:
+  /// `subdomain_of`: the owner of each output point (-1: none, NaN in the output);
+  /// `nearest_subdomain`: the owner of any point, for scattered reference points.
   Evaluator(parallel::Communicator comm, const Problem& problem,
-            std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of, int subdomains,
-            io::GridLayout output);
+            std::vector<train::SubdomainModel*> owned, SubdomainOf subdomain_of,
+            SubdomainOf nearest_subdomain, int subdomains, io::GridLayout output);
 
   /// Relative L2 error per field with an exact solution or a reference, at the reference's
-  /// points or else on the output grid; global sums over ranks. Collective over comm.
-  std::map<std::string, double> relative_errors();
+  /// points or else on the output grid, and over those fields stacked; global sums over ranks.
+  /// Collective over comm.
+  train::RelativeErrors relative_errors();
 
   /// The fields with an exact solution or reference that is zero at every error point (there
   /// is at least one): their relative error is undefined, so relative_errors leaves them out.
@@ -67,6 +70,7 @@ class Evaluator {
   const Problem& problem_;
   std::vector<train::SubdomainModel*> owned_;
   SubdomainOf subdomain_of_;
+  SubdomainOf nearest_subdomain_;
   int subdomains_;
   io::GridLayout output_;
   // Error points owned by this rank, per owned subdomain (index into owned_), with exact values.

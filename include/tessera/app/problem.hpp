@@ -7,6 +7,7 @@
 #include "tessera/expr/expression.hpp"
 #include "tessera/geometry/domain.hpp"
 #include "tessera/io/case.hpp"
+#include "tessera/io/point_files.hpp"
 #include "tessera/io/reference.hpp"
 #include "tessera/physics/condition_group.hpp"
 #include "tessera/physics/equation_group.hpp"
@@ -43,6 +44,7 @@ struct Problem {
   std::vector<ConditionPlan> conditions;
   std::map<std::string, expr::Expression> exact;  ///< field -> closed form
   std::optional<io::Reference> reference;         ///< field values on the reference grid
+  std::optional<io::PointSet> output_points;      ///< output.points, read before training
   std::map<std::string, double> weights;  ///< term -> weight (case weights + training.weights)
   std::vector<std::string> term_names;    ///< equations, then conditions
   std::vector<physics::ParameterDefinition>

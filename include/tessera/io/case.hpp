@@ -201,6 +201,9 @@ struct OutputSpec {
   std::map<std::string, int64_t> grid;  // coordinate (time included) -> points
   std::optional<double> mesh_max_cell_size;
   int64_t mesh_times = 11;  ///< output.mesh.times: time values written for space-time problems
+  /// output.points: a points file (.h5 or .csv) at which the fields are also written,
+  /// resolved against the case folder.
+  std::optional<std::string> points_file;
 };
 
 struct Case {

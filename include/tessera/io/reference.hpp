@@ -10,18 +10,25 @@
 
 namespace tessera::io {
 
-/// A reference solution on a rectilinear grid. `fields[name]` holds layout.size() values in
-/// flat-index order (first coordinate fastest, time slowest), like GridContribution.
+/// A reference solution on a rectilinear grid or at scattered points (finite-element nodes,
+/// measurements). `fields[name]` holds one value per point: for a grid in flat-index order
+/// (first coordinate fastest, time slowest), like GridContribution; for scattered points in
+/// the order of `points`.
 struct Reference {
-  GridLayout layout;
+  GridLayout layout;           ///< the inputs' names; a grid reference's axes (none if scattered)
+  std::vector<double> points;  ///< scattered points [count, inputs] row-major; empty: a grid
   std::map<std::string, std::vector<double>> fields;
+  bool scattered() const { return !points.empty(); }
+  int64_t count() const;  ///< the number of points
 };
 
-/// Reads /grid/<coord> for each of `coordinates` (input order: spatial, then time; `has_time`
-/// says the last one is time) and /fields/<field> for each of `fields`, each shaped
-/// [n_last, ..., n_first] (any floating-point or integer type, converted to float64).
-/// Errors (tessera::Error) name the file and the missing or misshapen dataset and list what the
-/// file has. Not collective: any rank may call it; every rank reading is fine.
+/// Reads a grid reference, /grid/<coord> for each of `coordinates` (input order: spatial, then
+/// time; `has_time` says the last one is time) and /fields/<field> for each of `fields`, each
+/// shaped [n_last, ..., n_first]; or, when the file has /points and no /grid, a scattered one,
+/// /points [n, inputs] and /values/<field> [n] (the layout of observation files). Any
+/// floating-point or integer type, converted to float64. Errors (tessera::Error) name the file
+/// and the missing or misshapen dataset and list what the file has. Not collective: any rank
+/// may call it; every rank reading is fine.
 Reference read_reference(const std::string& path, const std::vector<std::string>& coordinates,
                          bool has_time, const std::vector<std::string>& fields);
 

@@ -23,7 +23,7 @@ struct TrainerCallbacks {
   /// Called on every rank at each log iteration and at the end.
   std::function<void(const LogRecord&)> on_log;
   /// Relative L2 error per field; called on every rank at log iterations. Collective.
-  std::function<std::map<std::string, double>()> errors;
+  std::function<RelativeErrors()> errors;
   /// Writes a checkpoint; called on every rank every `checkpoint_every` iterations (at log
   /// iterations), when the run stops early and at the end. Collective.
   std::function<void(CheckpointState&)> on_checkpoint;
