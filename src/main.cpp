@@ -4,6 +4,7 @@
 //   mpiexec.mpich -n 4 tessera run cases/poisson2d.json --set training.stages.0.iterations=200
 //   tessera check cases/heat1d.json
 //   tessera evaluate results/heat1d --points probes.csv
+//   tessera export results/heat1d --out heat1d.pt
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/core/error.hpp"
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
         return tessera::app::run_command(line);
       case Command::evaluate:
         return tessera::app::evaluate_command(line);
+      case Command::export_model:
+        return tessera::app::export_command(line);
     }
     return 1;
   } catch (const std::exception& e) {

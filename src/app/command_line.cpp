@@ -11,12 +11,14 @@ std::string usage() {
   return "usage: tessera <command> CASE.json [--set path=value]...\n"
          "       tessera evaluate RUN_DIR (--points FILE | --grid x=N,...) [--out FILE]\n"
          "                        [--derivatives u_x,lap(u)] [--set path=value]...\n"
+         "       tessera export RUN_DIR [--out model.pt] [--set path=value]...\n"
          "\n"
          "commands:\n"
          "  run     train the case and write results to output.directory\n"
          "  check   validate the case and print the resolved problem, without training\n"
          "  partition  print the subdomain -> rank map and write <name>_partition.xmf\n"
          "  evaluate   the trained model of the run in RUN_DIR (its output folder) at points\n"
+         "  export     the trained model as one TorchScript file (torch.jit.load), one process\n"
          "\n"
          "options:\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
@@ -33,7 +35,8 @@ std::string usage() {
          "  --grid x=N,t=M     (evaluate) a grid over the domain's box, N points along x\n"
          "                     (101 along coordinates not named), instead of --points\n"
          "  --out FILE         (evaluate) .h5 or .csv (default: the points file's name with\n"
-         "                     _values, or <case name>_grid.h5)\n"
+         "                     _values, or <case name>_grid.h5); (export) default\n"
+         "                     <case name>_model.pt\n"
          "  --derivatives L    (evaluate) expressions of the fields to add, comma-separated,\n"
          "                     written as equations are, e.g. u_x,lap(u)\n"
          "  --help, --version\n"
@@ -59,14 +62,18 @@ CommandLine parse_command_line(int argc, char** argv) {
     line.command = Command::version;
     return line;
   }
-  const std::vector<std::string> commands{"run", "check", "partition", "evaluate"};
+  const std::vector<std::string> commands{"run", "check", "partition", "evaluate", "export"};
   TESSERA_CHECK(std::count(commands.begin(), commands.end(), args[0]),
                 "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
-                                    << "; use run, check, partition or evaluate (tessera --help)");
+                                    << "; use run, check, partition, evaluate or export (tessera "
+                                       "--help)");
   line.command = args[0] == "run"         ? Command::run
                  : args[0] == "check"     ? Command::check
                  : args[0] == "partition" ? Command::partition
-                                          : Command::evaluate;
+                 : args[0] == "evaluate"  ? Command::evaluate
+                                          : Command::export_model;
+  const bool reads_a_run =
+      line.command == Command::evaluate || line.command == Command::export_model;
   // The options that take a value, and where it goes.
   const std::vector<std::pair<std::string, std::string*>> valued{
       {"--points", &line.points},
@@ -96,7 +103,8 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (auto it = std::find_if(valued.begin(), valued.end(),
                                       [&a](const auto& option) { return option.first == a; });
                it != valued.end()) {
-      TESSERA_CHECK(line.command == Command::evaluate,
+      TESSERA_CHECK(line.command == Command::evaluate ||
+                        (a == "--out" && line.command == Command::export_model),
                     a << " is an option of tessera evaluate (tessera --help)");
       TESSERA_CHECK(i + 1 < args.size(), a << " needs a value (tessera --help)");
       *it->second = args[++i];
@@ -112,15 +120,16 @@ CommandLine parse_command_line(int argc, char** argv) {
       line.case_file = a;
     }
   }
-  if (line.command == Command::evaluate) {
-    TESSERA_CHECK(!line.case_file.empty(),
-                  "evaluate: no run folder given: tessera evaluate RUN_DIR --points FILE");
+  if (reads_a_run) {
+    TESSERA_CHECK(!line.case_file.empty(), args[0] << ": no run folder given: tessera " << args[0]
+                                                   << " RUN_DIR (tessera --help)");
+    TESSERA_CHECK(line.restart.empty() && !line.overwrite && line.ranks == 0,
+                  args[0] << ": --restart, --overwrite and --ranks belong to run, check and "
+                             "partition");
+  }
+  if (line.command == Command::evaluate)
     TESSERA_CHECK(line.points.empty() != line.grid.empty(),
                   "evaluate: give either --points FILE or --grid x=N,... (tessera --help)");
-    TESSERA_CHECK(line.restart.empty() && !line.overwrite && line.ranks == 0,
-                  "evaluate: --restart, --overwrite and --ranks belong to run, check and "
-                  "partition");
-  }
   TESSERA_CHECK(!line.case_file.empty(), "no case file given\n" << usage());
   return line;
 }

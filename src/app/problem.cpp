@@ -109,20 +109,15 @@ physics::ExactPiece exact_piece(const io::Case& c, const io::ConditionSpec& spec
   TESSERA_CHECK(!condition.value->uses_parameters(),
                 key << ": \"exact\" needs a value that does not read trainable parameters; use "
                        "\"penalty\"");
-  physics::ExactPiece piece{nullptr, *condition.value};
+  physics::ExactPiece piece{{}, *condition.value};
   if (condition.type == physics::ConditionType::initial) {
     const auto range = domain.time_range();
-    const int column = domain.spatial_dims();
-    piece.distance = [column, range](const torch::Tensor& x) {
-      return (x.select(1, column) - range[0]) / (range[1] - range[0]);
-    };
+    piece.factors.push_back({domain.spatial_dims(), range[0], 1.0, range[1] - range[0]});
     return piece;
   }
   TESSERA_CHECK(!condition.on.initial && !condition.on.terminal,
                 key << ": \"exact\" holds on spatial boundary parts only");
   const auto box = domain.shape().bounding_box();
-  std::vector<std::pair<int, double>> factors;  // (axis, face value) with the inside's sign
-  std::vector<double> signs, lengths;
   for (int part : condition.on.parts) {
     const auto& boundary = domain.shape().boundary_parts().at(static_cast<std::size_t>(part));
     const auto axis = boundary.plane ? boundary.plane->axis : -1;
@@ -134,18 +129,9 @@ physics::ExactPiece exact_piece(const io::Case& c, const io::ConditionSpec& spec
                   key << ": \"exact\" needs boundary parts on faces of the domain's bounding "
                       << "box (such as a box's or an interval's), and " << boundary.label
                       << " is not; use \"penalty\" for this condition");
-    factors.emplace_back(axis, value);
-    signs.push_back(lower ? 1.0 : -1.0);
-    lengths.push_back(length);
+    // Scaled to 1 across the box, with the inside's sign.
+    piece.factors.push_back({axis, value, lower ? 1.0 : -1.0, length});
   }
-  piece.distance = [factors, signs, lengths](const torch::Tensor& x) {
-    torch::Tensor d;
-    for (std::size_t i = 0; i < factors.size(); ++i) {
-      const auto f = signs[i] * (x.select(1, factors[i].first) - factors[i].second) / lengths[i];
-      d = d.defined() ? d * f : f;
-    }
-    return d;
-  };
   return piece;
 }
 

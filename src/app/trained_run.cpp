@@ -36,7 +36,12 @@ TrainedRun open_trained_run(const parallel::Communicator& comm, const std::strin
   const auto record = read_run_record(directory);
   // Messages name the original case file, and relative paths in it resolve against its folder.
   const std::string case_file = record.value("case_file", directory + "/run.json");
-  auto input = io::case_from_json(record["case"], case_file, overrides);
+  // Data-parallel replicas only share the training work: one copy of each network is read, so
+  // any rank count serves.
+  auto document = record["case"];
+  if (document.contains("decomposition") && document["decomposition"].is_object())
+    document["decomposition"].erase("ranks_per_subdomain");
+  auto input = io::case_from_json(document, case_file, overrides);
   const auto found = io::newest_intact_checkpoint(directory);
   TESSERA_CHECK(!found.directory.empty(),
                 "'" << directory << "' holds no complete and intact checkpoint"

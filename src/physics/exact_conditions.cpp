@@ -102,6 +102,15 @@ std::set<Partial> ExactConditions::network_partials(const std::set<Partial>& req
   return out;
 }
 
+torch::Tensor ExactPiece::distance(const torch::Tensor& x) const {
+  torch::Tensor d;
+  for (const auto& f : factors) {
+    const auto factor = f.sign * (x.select(1, f.input) - f.origin) / f.length;
+    d = d.defined() ? d * factor : factor;
+  }
+  return d;
+}
+
 autodiff::Partials ExactConditions::apply(const torch::Tensor& x,
                                           const std::set<Partial>& requested,
                                           const autodiff::Partials& network) const {

@@ -1,16 +1,24 @@
 #!/usr/bin/python3
-"""`tessera evaluate` gives the values of the run's output file, for every kind of model.
+"""`tessera evaluate` and `tessera export` give the values of the run's output file, for every
+kind of model.
 
-  check_evaluate.py --tessera BIN --mpiexec MPIEXEC --out DIR
+  check_evaluate.py --tessera BIN --mpiexec MPIEXEC --loader LOAD_EXPORTED_MODEL --out DIR
 
-Trains a small 2-D Poisson case (float64, a few dozen Adam iterations) four ways: one network
+Trains a small 2-D Poisson case (float64, a few dozen Adam iterations) six ways: one network
 with the boundary condition built in (exact enforcement), an XPINN and a cPINN split in x
-(trained on 2 ranks) and an FBPINN with two windows. Then, for each run and on 1 and 2 ranks:
+(trained on 2 ranks), an FBPINN with two windows, one network with every network option
+(modified MLP, Fourier features, adaptive sine activation, weight factorisation), and one with
+two exactly enforced conditions on different walls (their values blended). Then, for each run
+and on 1 and 2 ranks:
 
 - `evaluate --grid` on the output grid equals the output file's u to 1e-12, and the
   residual asked for with --derivatives equals the file's residual_poisson;
 - `evaluate --points` at the same grid points (HDF5), and at random points (CSV and HDF5),
-  gives the same values whatever the rank count and the file format.
+  gives the same values whatever the rank count and the file format;
+- `export` writes one TorchScript file that Python's torch.jit.load (Debian's python3-torch)
+  and a C++ program using LibTorch alone (load_exported_model.cpp) evaluate at the random
+  points to evaluate's values within 1e-6 (they compute the same products, so the difference
+  is rounding).
 Bad command lines get one line naming the option.
 """
 import argparse
@@ -23,6 +31,7 @@ import sys
 
 import h5py
 import numpy as np
+import torch
 
 NX, NY = 11, 9
 RESIDUAL = "-lap(u) - 2*pi^2*sin(pi*x)*sin(pi*y)"
@@ -58,6 +67,23 @@ def case(method):
     }
     if method == "exact":
         document["conditions"][0]["enforce"] = "exact"
+    elif method == "options":
+        document["network"].update(
+            {
+                "architecture": "modified_mlp",
+                "activation": "sin",
+                "fourier_features": {"count": 6, "scale": 0.5},
+                "adaptive_activation": {"scale": 10},
+                "weight_factorization": True,
+            }
+        )
+    elif method == "blended":
+        walls = document["conditions"][0]
+        document["conditions"] = [
+            dict(walls, name="left", on="x=0", value="y*(1-y)", enforce="exact"),
+            dict(walls, name="top", on="y=1", value="0", enforce="exact"),
+            dict(walls, name="others", on="x=1|y=0"),
+        ]
     else:
         document["decomposition"] = {"method": method, "split": {"x": 2}}
     if method == "fbpinn":
@@ -158,6 +184,27 @@ def check_run(args, method, train_ranks, work, problems):
     print(f"{method}: random points, 1 or 2 ranks, CSV or HDF5: values differ by {spread:.2e}")
     if not spread <= 1e-12:
         problems.append(f"{method}: values at random points depend on ranks or format")
+    check_export(args, method, folder, scattered, at_random[0][:, 0], work, problems)
+
+
+def check_export(args, method, folder, points, evaluated, work, problems):
+    model_file = os.path.join(work, method + ".pt")
+    run([args.tessera, "export", folder, "--out", model_file], work)
+    model = torch.jit.load(model_file)
+    if list(model.inputs) != ["x", "y"] or list(model.fields) != ["u"]:
+        problems.append(f"{method}: export's inputs {model.inputs}, fields {model.fields}")
+    with torch.no_grad():
+        in_python = model(torch.tensor(points))[:, 0].numpy()
+    points_file = os.path.join(work, "plain_points.csv")
+    np.savetxt(points_file, points, delimiter=",", fmt="%.17g")
+    in_cpp = run([args.loader, model_file, points_file], work).stdout
+    in_cpp = np.array([float(line) for line in in_cpp.split()])
+    scale = max(1.0, np.max(np.abs(evaluated)))
+    for where, values in (("torch.jit.load", in_python), ("C++ torch::jit::load", in_cpp)):
+        difference = np.max(np.abs(values - evaluated)) / scale
+        print(f"{method}: exported model in {where} differs from evaluate by {difference:.2e}")
+        if not difference <= 1e-6:
+            problems.append(f"{method}: the exported model in {where} differs by {difference}")
 
 
 def check_bad_lines(args, work, problems):
@@ -173,6 +220,9 @@ def check_bad_lines(args, work, problems):
         "bad extension": ([folder, "--points", "p.txt"], "unknown extension"),
         "option of another command": ([folder, "--grid", "x=5", "--ranks", "2"], "--ranks"),
     }
+    export_on_two = run(launcher(args, 2) + [args.tessera, "export", folder], work, expect_ok=False)
+    if export_on_two.returncode == 0 or "without mpiexec" not in export_on_two.stderr:
+        problems.append("export on 2 ranks is not refused with one line")
     with open(os.path.join(work, "short.csv"), "w") as f:
         f.write("0.5\n")
     bad["short row"] = ([folder, "--points", "short.csv"], "line 1: 1 column(s), expected 2")
@@ -189,13 +239,15 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tessera", required=True)
     parser.add_argument("--mpiexec", required=True)
+    parser.add_argument("--loader", required=True, help="load_exported_model")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     work = os.path.abspath(args.out)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     problems = []
-    for method, train_ranks in (("exact", 1), ("xpinn", 2), ("cpinn", 2), ("fbpinn", 1)):
+    runs = (("exact", 1), ("xpinn", 2), ("cpinn", 2), ("fbpinn", 1), ("options", 1), ("blended", 1))
+    for method, train_ranks in runs:
         check_run(args, method, train_ranks, work, problems)
     check_bad_lines(args, work, problems)
     for problem in problems:

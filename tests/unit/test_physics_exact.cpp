@@ -30,8 +30,9 @@ torch::Tensor network(const torch::Tensor& p) {
 /// Two conditions on u: u = 1 + y on x = 0 (distance x) and u = x^2 on y = 1 (distance 1 - y).
 physics::ExactConditions two_conditions() {
   physics::ExactField field;
-  field.pieces.push_back({[](const torch::Tensor& x) { return x.select(1, 0); }, parse("1 + y")});
-  field.pieces.push_back({[](const torch::Tensor& x) { return 1 - x.select(1, 1); }, parse("x^2")});
+  // x, and -(y - 1) = 1 - y, as linear factors sign (x[input] - origin) / length.
+  field.pieces.push_back({{{0, 0.0, 1.0, 1.0}}, parse("1 + y")});
+  field.pieces.push_back({{{1, 1.0, -1.0, 1.0}}, parse("x^2")});
   return physics::ExactConditions({field});
 }
 

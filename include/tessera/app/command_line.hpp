@@ -1,23 +1,24 @@
 #pragma once
 /// The `tessera` command line: `tessera run|check|partition CASE [--set path=value]...` and
-/// `tessera evaluate RUN_DIR (--points FILE | --grid SPEC) [--out FILE] [--derivatives LIST]`.
+/// `tessera evaluate RUN_DIR (--points FILE | --grid SPEC) [--out FILE] [--derivatives LIST]`,
+/// `tessera export RUN_DIR [--out model.pt]`.
 #include <string>
 #include <vector>
 
 namespace tessera::app {
 
-enum class Command { run, check, partition, evaluate, help, version };
+enum class Command { run, check, partition, evaluate, export_model, help, version };
 
 struct CommandLine {
   Command command = Command::help;
-  std::string case_file;               ///< the case; for evaluate, the run's output folder
+  std::string case_file;               ///< the case; evaluate, export: the run's folder
   std::vector<std::string> overrides;  ///< --set path=value, in order
   std::string restart;                 ///< --restart latest | auto | <checkpoint folder>
   bool overwrite = false;              ///< --overwrite: replace the output folder's results
   int ranks = 0;                       ///< partition: --ranks N (0: the job's size)
   std::string points;                  ///< evaluate: --points FILE (.h5 or .csv)
   std::string grid;                    ///< evaluate: --grid x=N,y=M (points per coordinate)
-  std::string out;                     ///< evaluate: --out FILE ("" for the default name)
+  std::string out;                     ///< evaluate, export: --out FILE ("": default name)
   std::string derivatives;             ///< evaluate: --derivatives u_x,lap(u)
 };
 
@@ -38,5 +39,6 @@ int run_command(const CommandLine& line);
 int check_command(const CommandLine& line);
 int partition_command(const CommandLine& line);
 int evaluate_command(const CommandLine& line);
+int export_command(const CommandLine& line);
 
 }  // namespace tessera::app

@@ -51,6 +51,12 @@ class Expression {
   /// The value of an expression of numbers and constants only; throws with the key otherwise.
   double evaluate_constant() const;
 
+  /// The expression as TorchScript source: an expression of the float tensor named `points`
+  /// ([n, inputs], the coordinates in input order) with value [n], for exported models. Only
+  /// numbers, coordinates, operators and functions; throws with the key for fields, parameters
+  /// and other names, which an exported model cannot read.
+  std::string torchscript(const std::string& points) const;
+
   const std::string& text() const { return text_; }
   const std::string& key() const { return key_; }
 

@@ -1,8 +1,9 @@
 #pragma once
 /// Scattered points and values at them, in the two formats users bring and take away
-/// (docs/output-format.md, "Values at points"): HDF5 with /points [n, dims] and /values/<name>
-/// [n] (the layout of observation files, so one program's output is another's input), or CSV
-/// with one column per coordinate and per value. The extension picks the format.
+/// (docs/output-format.md, "The trained model at other points: tessera evaluate"): HDF5 with
+/// /points [n, dims] and /values/<name> [n] (the layout of observation files, so one program's
+/// output is another's input), or CSV with one column per coordinate and per value. The
+/// extension picks the format.
 #include <string>
 #include <vector>
 

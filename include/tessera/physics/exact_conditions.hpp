@@ -15,11 +15,21 @@
 
 namespace tessera::physics {
 
+/// sign (x[input] - origin) / length: one linear factor of a distance.
+struct LinearFactor {
+  int input = 0;
+  double origin = 0.0;
+  double sign = 1.0;
+  double length = 1.0;
+};
+
 /// One exactly enforced condition on a field.
 struct ExactPiece {
-  /// d(x) [n] from points [n, inputs]: 0 where the condition holds, > 0 elsewhere in the domain.
-  std::function<torch::Tensor(const torch::Tensor&)> distance;
+  /// d(x) the product of `factors`: 0 where the condition holds, > 0 elsewhere in the domain.
+  std::vector<LinearFactor> factors;
   expr::Expression value;  ///< g_i, an expression of the coordinates and constants
+  /// d at points [n, inputs]: [n].
+  torch::Tensor distance(const torch::Tensor& x) const;
 };
 
 struct ExactField {
@@ -32,6 +42,7 @@ class ExactConditions {
   explicit ExactConditions(std::vector<ExactField> fields) : fields_(std::move(fields)) {}
 
   bool empty() const { return fields_.empty(); }
+  const std::vector<ExactField>& fields() const { return fields_; }
   /// The network partials from which `requested` (partials of the constrained fields) follow.
   std::set<autodiff::Partial> network_partials(const std::set<autodiff::Partial>& requested) const;
   /// `requested` partials of the fields u, from the network's partials (which must include

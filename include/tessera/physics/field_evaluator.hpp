@@ -40,6 +40,8 @@ class FieldEvaluator {
 
   /// Fields with exactly enforced conditions: evaluate() returns u = g + phi N for them.
   void set_exact(std::shared_ptr<const ExactConditions> exact) { exact_ = std::move(exact); }
+  /// The exactly enforced conditions (null: none).
+  const ExactConditions* exact() const { return exact_.get(); }
   /// The fields' values [n, outputs] at x (exact conditions applied), without a graph.
   torch::Tensor values(const torch::Tensor& x, int outputs) const;
 

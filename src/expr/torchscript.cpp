@@ -1,0 +1,139 @@
+// Expressions written as TorchScript, so that an exported model (tessera export) carries the
+// exactly enforced conditions' values as code. Every leaf becomes a tensor [n], so every
+// operator and function below applies to tensors, as in evaluate.cpp.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "tessera/core/error.hpp"
+#include "tessera/expr/ast.hpp"
+#include "tessera/expr/expression.hpp"
+
+namespace tessera::expr {
+namespace {
+
+std::string number(double value, const std::string& points) {
+  char text[40];
+  if (std::isnan(value))
+    std::snprintf(text, sizeof text, "float('nan')");
+  else if (std::isinf(value))
+    std::snprintf(text, sizeof text, "float('%sinf')", value < 0 ? "-" : "");
+  else
+    std::snprintf(text, sizeof text, "%.17e", value);
+  return "torch.full_like(" + points + "[:, 0], " + text + ")";
+}
+
+const char* torch_function(Function function) {
+  switch (function) {
+    case Function::sin:
+      return "torch.sin";
+    case Function::cos:
+      return "torch.cos";
+    case Function::tan:
+      return "torch.tan";
+    case Function::asin:
+      return "torch.asin";
+    case Function::acos:
+      return "torch.acos";
+    case Function::atan:
+      return "torch.atan";
+    case Function::atan2:
+      return "torch.atan2";
+    case Function::sinh:
+      return "torch.sinh";
+    case Function::cosh:
+      return "torch.cosh";
+    case Function::tanh:
+      return "torch.tanh";
+    case Function::exp:
+      return "torch.exp";
+    case Function::log:
+      return "torch.log";
+    case Function::sqrt:
+      return "torch.sqrt";
+    case Function::abs:
+      return "torch.abs";
+    case Function::sign:
+      return "torch.sign";
+    case Function::min:
+      return "torch.minimum";
+    case Function::max:
+      return "torch.maximum";
+    case Function::pow:
+      return "torch.pow";
+    case Function::if_:
+      return "torch.where";
+  }
+  return "";
+}
+
+std::string source(const Node& node, const std::string& points, const std::string& key) {
+  auto child = [&](std::size_t k) { return source(*node.children.at(k), points, key); };
+  switch (node.kind) {
+    case NodeKind::number:
+      return number(node.value, points);
+    case NodeKind::coordinate:
+      return points + "[:, " + std::to_string(node.index) + "]";
+    case NodeKind::unary:
+      return "(-" + child(0) + ")";
+    case NodeKind::binary: {
+      const std::string a = child(0), b = child(1);
+      switch (node.op) {
+        case Op::add:
+          return "(" + a + " + " + b + ")";
+        case Op::subtract:
+          return "(" + a + " - " + b + ")";
+        case Op::multiply:
+          return "(" + a + " * " + b + ")";
+        case Op::divide:
+          return "(" + a + " / " + b + ")";
+        case Op::power:
+          return "torch.pow(" + a + ", " + b + ")";
+        case Op::negate:
+          return "(-" + a + ")";
+        case Op::less:
+          return "torch.lt(" + a + ", " + b + ").to(" + points + ".dtype)";
+        case Op::less_equal:
+          return "torch.le(" + a + ", " + b + ").to(" + points + ".dtype)";
+        case Op::greater:
+          return "torch.gt(" + a + ", " + b + ").to(" + points + ".dtype)";
+        case Op::greater_equal:
+          return "torch.ge(" + a + ", " + b + ").to(" + points + ".dtype)";
+        case Op::equal:
+          return "torch.eq(" + a + ", " + b + ").to(" + points + ".dtype)";
+        case Op::not_equal:
+          return "torch.ne(" + a + ", " + b + ").to(" + points + ".dtype)";
+      }
+      break;
+    }
+    case NodeKind::call: {
+      const std::string name = torch_function(node.function);
+      if (node.function == Function::if_)
+        return name + "(" + child(0) + " != 0, " + child(1) + ", " + child(2) + ")";
+      std::string text = child(0);
+      if (node.function == Function::min || node.function == Function::max) {
+        for (std::size_t k = 1; k < node.children.size(); ++k)
+          text = name + "(" + text + ", " + child(k) + ")";
+        return text;
+      }
+      for (std::size_t k = 1; k < node.children.size(); ++k) text += ", " + child(k);
+      return name + "(" + text + ")";
+    }
+    case NodeKind::derivative:
+    case NodeKind::parameter:
+    case NodeKind::extra:
+      break;
+  }
+  TESSERA_FAIL(key << ": '" << node.name
+                   << "' cannot be exported: an exported model's expressions read only the "
+                      "coordinates and numbers");
+}
+
+}  // namespace
+
+std::string Expression::torchscript(const std::string& points) const {
+  TESSERA_CHECK(root_, key_ << ": empty expression");
+  return source(*root_, points, key_);
+}
+
+}  // namespace tessera::expr
