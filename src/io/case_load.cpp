@@ -78,8 +78,7 @@ void read_case(const detail::JsonNode& root, Case& c) {
   detail::read_equations(root, c);
   detail::read_conditions(root, c);
   detail::read_decomposition(root, c);
-  const NetworkSpec base = detail::default_network(c);
-  c.network = root["network"].present() ? detail::read_network(root["network"], base) : base;
+  detail::read_network_section(root, c);
   detail::read_subdomains(root, c);
   detail::read_training(root, c);
   detail::read_output(root, c);

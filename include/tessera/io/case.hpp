@@ -114,6 +114,16 @@ struct NetworkSpec {
   InitChoice init = InitChoice::xavier_normal;
 };
 
+/// network.init as an object: the networks of a finished run as the starting point of this one
+/// (docs/case-format.md, "Warm start"). Only the path is read here; app checks the folder.
+struct WarmStartSpec {
+  std::string from;       ///< as the case writes it
+  std::string directory;  ///< `from` resolved against the case folder
+  /// network.init.subdomain: the source subdomain every subdomain starts from; absent: the
+  /// same subdomain, or the source's one network copied into every subdomain.
+  std::optional<int64_t> subdomain;
+};
+
 struct SubdomainOverride {
   std::optional<NetworkSpec> network;
   std::optional<int64_t> collocation_points;
@@ -227,6 +237,7 @@ struct Case {
   DecompositionSpec decomposition;
   std::map<int, SubdomainOverride> subdomains;
   NetworkSpec network;
+  std::optional<WarmStartSpec> warm_start;  ///< network.init {"from": ...}; absent: initialised
   TrainingSpec training;
   OutputSpec output;
 };
