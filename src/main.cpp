@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
         return tessera::app::partition_command(line);
       case Command::run:
         return tessera::app::run_command(line);
+      case Command::schema:
+        return tessera::app::schema_command(line);
     }
     return 1;
   } catch (const std::exception& e) {

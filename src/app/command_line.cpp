@@ -8,14 +8,18 @@
 namespace tessera::app {
 
 std::string usage() {
-  return "usage: tessera <command> CASE.json [--set path=value]...\n"
+  return "usage: tessera <command> CASE.json [--merge FILE]... [--set path=value]...\n"
+         "       tessera schema\n"
          "\n"
          "commands:\n"
          "  run     train the case and write results to output.directory\n"
          "  check   validate the case and print the resolved problem, without training\n"
          "  partition  print the subdomain -> rank map and write <name>_partition.xmf\n"
+         "  schema  print the JSON Schema (draft 2020-12) of the case format\n"
          "\n"
          "options:\n"
+         "  --merge FILE       apply FILE, a JSON merge patch (RFC 7386), to the case before "
+         "--set (repeatable)\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
          "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
          "  --restart latest   (run) continue from the newest complete checkpoint in the output "
@@ -47,10 +51,16 @@ CommandLine parse_command_line(int argc, char** argv) {
     line.command = Command::version;
     return line;
   }
-  const std::vector<std::string> commands{"run", "check", "partition"};
+  if (args[0] == "schema") {
+    TESSERA_CHECK(args.size() == 1, "schema takes no case file or options, got '"
+                                        << args[1] << "' (usage: tessera schema)");
+    line.command = Command::schema;
+    return line;
+  }
+  const std::vector<std::string> commands{"run", "check", "partition", "schema"};
   TESSERA_CHECK(std::count(commands.begin(), commands.end(), args[0]),
                 "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
-                                    << "; use run, check or partition (tessera --help)");
+                                    << "; use run, check, partition or schema (tessera --help)");
   line.command = args[0] == "run"     ? Command::run
                  : args[0] == "check" ? Command::check
                                       : Command::partition;
@@ -61,6 +71,11 @@ CommandLine parse_command_line(int argc, char** argv) {
       line.overrides.push_back(args[++i]);
     } else if (a.rfind("--set=", 0) == 0) {
       line.overrides.push_back(a.substr(6));
+    } else if (a == "--merge") {
+      TESSERA_CHECK(i + 1 < args.size(), "--merge needs a file: a JSON merge patch of the case");
+      line.merges.push_back(args[++i]);
+    } else if (a.rfind("--merge=", 0) == 0) {
+      line.merges.push_back(a.substr(8));
     } else if (a == "--restart") {
       TESSERA_CHECK(i + 1 < args.size(),
                     "--restart needs a value: latest, auto, or a checkpoint folder");
@@ -75,10 +90,10 @@ CommandLine parse_command_line(int argc, char** argv) {
                     "--ranks: expected a positive integer, got '" << value << "'");
       line.ranks = std::stoi(value);
     } else if (a.rfind("--", 0) == 0) {
-      TESSERA_FAIL("unknown option '"
-                   << a << "'"
-                   << core::did_you_mean(a, {"--set", "--restart", "--overwrite", "--ranks"})
-                   << " (tessera --help)");
+      TESSERA_FAIL("unknown option '" << a << "'"
+                                      << core::did_you_mean(a, {"--set", "--merge", "--restart",
+                                                                "--overwrite", "--ranks"})
+                                      << " (tessera --help)");
     } else {
       TESSERA_CHECK(line.case_file.empty(),
                     "more than one case file given ('" << line.case_file << "' and '" << a << "')");

@@ -242,11 +242,14 @@ struct Case {
   OutputSpec output;
 };
 
-/// Reads `path` (JSON with // and /* */ comments), applies `overrides` ("a.b.0.c=value", value
-/// parsed as JSON when it parses, else a string; objects replaced, not merged) in order, and
-/// validates. Every error is one line naming the file and the key, and the fix, e.g.
-/// "cases/p.json: training.stages[0].iteratons: unknown key (did you mean 'iterations'?)".
-Case load_case(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Reads `path` (JSON with // and /* */ comments), applies the JSON merge patches (RFC 7386) in
+/// the files `merges` in order, then `overrides` ("a.b.0.c=value", value parsed as JSON when it
+/// parses, else a string; objects replaced, not merged) in order, and validates. Every error is
+/// one line naming the file and the key, and the fix, e.g.
+/// "cases/p.json: training.stages[0].iteratons: unknown key (did you mean 'iterations'?)"; a
+/// value from a merge file or an override says so ("(from --merge 'fine.json')").
+Case load_case(const std::string& path, const std::vector<std::string>& overrides = {},
+               const std::vector<std::string>& merges = {});
 
 /// The same from an already parsed document (tests). `file` names the case in messages, and its
 /// folder is Case::folder, against which relative data, mesh and reference paths resolve.
