@@ -108,9 +108,11 @@ int run_command(const CommandLine& line) {
     return train_and_write(comm, setup, claim, warm_start, line, console);
   } catch (const io::WriteError& e) {
     // A full disk or a quota: one line, its own exit status, and the checkpoints to go on from.
+    console.log_error(comm.rank(), e.what());
     record_failure(claim, c.output.directory, e.what());
     parallel::Environment::abort_job(e.what(), exit_write_failed);
   } catch (const std::exception& e) {
+    console.log_error(comm.rank(), e.what());
     record_failure(claim, c.output.directory, e.what());
     throw;
   }
