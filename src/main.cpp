@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
         return tessera::app::evaluate_command(line);
       case Command::export_model:
         return tessera::app::export_command(line);
+      case Command::schema:
+        return tessera::app::schema_command(line);
     }
     return 1;
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@ packages=(
   libcgal-dev libgmp-dev libmpfr-dev libboost-dev
   nlohmann-json3-dev doctest-dev
   python3-h5py python3-numpy python3-scipy python3-matplotlib
+  python3-jsonschema  # tests/cases/check_schema.py validates the cases against `tessera schema`
   python3-torch  # tools/bench: the seed's PyTorch scripts run side by side with Tessera
   python3-paraview  # the pvpython tests (it brings OpenMPI too: Tessera's tests use mpiexec.mpich)
   clang-format black flake8  # tools/format.sh: clang-format 14 is Debian 12's

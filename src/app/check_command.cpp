@@ -4,6 +4,7 @@
 #include "tessera/app/console.hpp"
 #include "tessera/app/progress.hpp"
 #include "tessera/app/setup.hpp"
+#include "tessera/app/warm_start.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/parallel/environment.hpp"
 
@@ -23,7 +24,9 @@ int check_command(const CommandLine& line) {
     console.out() << "(checked for " << ranks << " ranks: ranks_per_subdomain is " << replicas
                   << ")\n";
   const ModelSummary models = check_models(setup);
+  const WarmStart warm_start = plan_warm_start(setup);
   print_problem_summary(console.out(), setup, models);
+  if (warm_start.on()) console.out() << "network.init: " << warm_start.description << "\n";
   console.out() << "case is valid\n";
   return 0;
 }

@@ -8,10 +8,11 @@
 namespace tessera::app {
 
 std::string usage() {
-  return "usage: tessera <command> CASE.json [--set path=value]...\n"
+  return "usage: tessera <command> CASE.json [--merge FILE]... [--set path=value]...\n"
          "       tessera evaluate RUN_DIR (--points FILE | --grid x=N,...) [--out FILE]\n"
          "                        [--derivatives u_x,lap(u)] [--set path=value]...\n"
          "       tessera export RUN_DIR [--out model.pt] [--set path=value]...\n"
+         "       tessera schema\n"
          "\n"
          "commands:\n"
          "  run     train the case and write results to output.directory\n"
@@ -19,8 +20,11 @@ std::string usage() {
          "  partition  print the subdomain -> rank map and write <name>_partition.xmf\n"
          "  evaluate   the trained model of the run in RUN_DIR (its output folder) at points\n"
          "  export     the trained model as one TorchScript file (torch.jit.load), one process\n"
+         "  schema  print the JSON Schema (draft 2020-12) of the case format\n"
          "\n"
          "options:\n"
+         "  --merge FILE       apply FILE, a JSON merge patch (RFC 7386), to the case before "
+         "--set (repeatable)\n"
          "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
          "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
          "  --restart latest   (run) continue from the newest complete checkpoint in the output "
@@ -62,11 +66,18 @@ CommandLine parse_command_line(int argc, char** argv) {
     line.command = Command::version;
     return line;
   }
-  const std::vector<std::string> commands{"run", "check", "partition", "evaluate", "export"};
+  if (args[0] == "schema") {
+    TESSERA_CHECK(args.size() == 1, "schema takes no case file or options, got '"
+                                        << args[1] << "' (usage: tessera schema)");
+    line.command = Command::schema;
+    return line;
+  }
+  const std::vector<std::string> commands{"run",      "check",  "partition",
+                                          "evaluate", "export", "schema"};
   TESSERA_CHECK(std::count(commands.begin(), commands.end(), args[0]),
                 "unknown command '" << args[0] << "'" << core::did_you_mean(args[0], commands)
-                                    << "; use run, check, partition, evaluate or export (tessera "
-                                       "--help)");
+                                    << "; use run, check, partition, evaluate, export or schema "
+                                       "(tessera --help)");
   line.command = args[0] == "run"         ? Command::run
                  : args[0] == "check"     ? Command::check
                  : args[0] == "partition" ? Command::partition
@@ -87,6 +98,11 @@ CommandLine parse_command_line(int argc, char** argv) {
       line.overrides.push_back(args[++i]);
     } else if (a.rfind("--set=", 0) == 0) {
       line.overrides.push_back(a.substr(6));
+    } else if (a == "--merge") {
+      TESSERA_CHECK(i + 1 < args.size(), "--merge needs a file: a JSON merge patch of the case");
+      line.merges.push_back(args[++i]);
+    } else if (a.rfind("--merge=", 0) == 0) {
+      line.merges.push_back(a.substr(8));
     } else if (a == "--restart") {
       TESSERA_CHECK(i + 1 < args.size(),
                     "--restart needs a value: latest, auto, or a checkpoint folder");
@@ -111,8 +127,9 @@ CommandLine parse_command_line(int argc, char** argv) {
     } else if (a.rfind("--", 0) == 0) {
       TESSERA_FAIL("unknown option '"
                    << a << "'"
-                   << core::did_you_mean(a, {"--set", "--restart", "--overwrite", "--ranks",
-                                             "--points", "--grid", "--out", "--derivatives"})
+                   << core::did_you_mean(
+                          a, {"--set", "--merge", "--restart", "--overwrite", "--ranks", "--points",
+                              "--grid", "--out", "--derivatives"})
                    << " (tessera --help)");
     } else {
       TESSERA_CHECK(line.case_file.empty(),
@@ -123,9 +140,9 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (reads_a_run) {
     TESSERA_CHECK(!line.case_file.empty(), args[0] << ": no run folder given: tessera " << args[0]
                                                    << " RUN_DIR (tessera --help)");
-    TESSERA_CHECK(line.restart.empty() && !line.overwrite && line.ranks == 0,
-                  args[0] << ": --restart, --overwrite and --ranks belong to run, check and "
-                             "partition");
+    TESSERA_CHECK(line.restart.empty() && !line.overwrite && line.ranks == 0 && line.merges.empty(),
+                  args[0] << ": --restart, --overwrite, --ranks and --merge belong to run, check "
+                             "and partition");
   }
   if (line.command == Command::evaluate)
     TESSERA_CHECK(line.points.empty() != line.grid.empty(),

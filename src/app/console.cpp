@@ -107,6 +107,17 @@ void Console::log_to(const std::string& path) {
   out_ = tee_stream_.get();
 }
 
+void Console::log_error(int rank, const std::string& text) const {
+  if (!log_) return;
+  try {
+    append_to_log(
+        log_, log_path_,
+        utc_now() + " tessera: error on rank " + std::to_string(rank) + ": " + text + "\n");
+  } catch (const io::WriteError&) {
+    // The error being reported matters more than its copy in the log.
+  }
+}
+
 void Console::warning(const std::string& text) const {
   std::cerr << "tessera: warning: " << text << std::endl;
   if (!log_) return;

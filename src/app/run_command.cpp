@@ -15,6 +15,7 @@
 #include "tessera/app/run_reporter.hpp"
 #include "tessera/app/run_results.hpp"
 #include "tessera/app/setup.hpp"
+#include "tessera/app/warm_start.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/memory_usage.hpp"
 #include "tessera/core/stop_signal.hpp"
@@ -26,11 +27,12 @@ namespace tessera::app {
 namespace {
 
 int train_and_write(const parallel::Communicator& comm, Setup& setup, RunClaim& claim,
-                    const CommandLine& line, Console& console) {
+                    const WarmStart& warm_start, const CommandLine& line, Console& console) {
   // 3. Without stages, their iterations planned from training.budget; then this rank's
   //    subdomains, their links to other ranks, and the evaluator of errors/output.
   plan_from_budget(comm, setup, claim, console);
   RankModels rank = build_rank_models(comm, setup, console);
+  apply_warm_start(warm_start, rank, setup.problem.device, console);
   RankLinks links = link_ranks(comm, setup, rank);
   note_idle_ranks(console, setup, rank);
   Evaluator evaluator = make_evaluator(comm, setup, rank);
@@ -91,18 +93,26 @@ int run_command(const CommandLine& line) {
   Setup setup = prepare(load(line), comm.size(), parallel::node_local_rank(comm));
   check_devices(comm, setup, console);
   const auto& c = setup.input;
+  // The networks of network.init.from, checked before the folder is claimed (a refused source
+  // leaves nothing behind to --overwrite); a run continued from its own checkpoint has them.
+  WarmStart warm_start;
+  if (line.restart.empty()) warm_start = plan_warm_start(comm, setup);
   prepare_output_directory(comm, c.output.directory);
   RunClaim claim = claim_output_folder(comm, setup, line, console);
   if (claim.lock) reserve_run_record_room(c.output.directory);
   try {
     record_forced_stops(claim, c.output.directory);
     console.log_to(c.output.directory + "/tessera.log");
-    return train_and_write(comm, setup, claim, line, console);
+    // --restart auto that found no checkpoint starts fresh.
+    if (!line.restart.empty() && claim.restart.empty()) warm_start = plan_warm_start(comm, setup);
+    return train_and_write(comm, setup, claim, warm_start, line, console);
   } catch (const io::WriteError& e) {
     // A full disk or a quota: one line, its own exit status, and the checkpoints to go on from.
+    console.log_error(comm.rank(), e.what());
     record_failure(claim, c.output.directory, e.what());
     parallel::Environment::abort_job(e.what(), exit_write_failed);
   } catch (const std::exception& e) {
+    console.log_error(comm.rank(), e.what());
     record_failure(claim, c.output.directory, e.what());
     throw;
   }

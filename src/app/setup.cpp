@@ -9,7 +9,9 @@
 
 namespace tessera::app {
 
-io::Case load(const CommandLine& line) { return io::load_case(line.case_file, line.overrides); }
+io::Case load(const CommandLine& line) {
+  return io::load_case(line.case_file, line.overrides, line.merges);
+}
 
 Setup prepare(io::Case input, int ranks, int local_rank) {
   Problem problem = build_problem(input, local_rank);

@@ -35,6 +35,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"network",
          {"architecture", "hidden", "activation", "adaptive_activation", "fourier_features",
           "weight_factorization", "init"}},
+        {"network.init", {"from", "subdomain"}},
         {"network.weight_factorization", {"mean", "std"}},
         {"network.adaptive_activation", {"scale"}},
         {"network.fourier_features", {"count", "scale"}},

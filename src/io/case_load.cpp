@@ -20,14 +20,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_file(const std::string& path) {
+/// `what` names the file in messages: "case file", "--merge file".
+std::string read_file(const std::string& path, const char* what) {
   std::error_code ec;
   TESSERA_CHECK(!fs::is_directory(path, ec),
-                "cannot open case file '" << path << "': it is a directory, not a JSON file");
+                "cannot open " << what << " '" << path << "': it is a directory, not a JSON file");
   errno = 0;
   std::ifstream in(path, std::ios::binary);
-  TESSERA_CHECK(in.good(), "cannot open case file '"
-                               << path << "': " << (errno ? std::strerror(errno) : "unreadable"));
+  TESSERA_CHECK(in.good(), "cannot open " << what << " '" << path << "': "
+                                          << (errno ? std::strerror(errno) : "unreadable"));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -78,8 +79,7 @@ void read_case(const detail::JsonNode& root, Case& c) {
   detail::read_equations(root, c);
   detail::read_conditions(root, c);
   detail::read_decomposition(root, c);
-  const NetworkSpec base = detail::default_network(c);
-  c.network = root["network"].present() ? detail::read_network(root["network"], base) : base;
+  detail::read_network_section(root, c);
   detail::read_subdomains(root, c);
   detail::read_training(root, c);
   detail::read_output(root, c);
@@ -103,11 +103,28 @@ std::vector<std::string> coordinates_and_time(const Case& c) {
 
 }  // namespace detail
 
-Case case_from_json(json document, const std::string& file,
-                    const std::vector<std::string>& overrides) {
-  std::vector<detail::AppliedOverride> applied;
-  for (const auto& text : overrides) applied.push_back(detail::apply_override(document, text));
+namespace {
 
+/// Where a key's value came from when not from the case file: "--set 'a.b=1'" or
+/// "--merge 'overlay.json'", and the key path it set.
+struct Origin {
+  std::string source;
+  std::string key;
+};
+
+/// The key paths a merge patch sets (its leaves; an array or an empty object is one leaf).
+void patched_keys(const json& patch, const std::string& prefix, const std::string& source,
+                  std::vector<Origin>& out) {
+  for (const auto& [key, value] : patch.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object() && !value.empty())
+      patched_keys(value, path, source, out);
+    else
+      out.push_back({source, path});
+  }
+}
+
+Case validate(json document, const std::string& file, const std::vector<Origin>& origins) {
   Case c;
   c.file = file;
   const fs::path parent = fs::path(file).parent_path();
@@ -117,10 +134,11 @@ Case case_from_json(json document, const std::string& file,
     read_case(detail::JsonNode(&c.effective, ""), c);
   } catch (const detail::KeyError& e) {
     std::string message = file + ": " + (e.key.empty() ? "" : e.key + ": ") + e.message;
-    // Name the --set that put the bad value there: the user will look for it in the file.
-    for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
+    // Name the --set or --merge that put the bad value there: the user will look for it in the
+    // file. The last one applied decides the value.
+    for (auto it = origins.rbegin(); it != origins.rend(); ++it) {
       if (!e.key.empty() && key_within(e.key, it->key)) {
-        message += " (from --set '" + it->text + "')";
+        message += " (from " + it->source + ")";
         break;
       }
     }
@@ -129,15 +147,46 @@ Case case_from_json(json document, const std::string& file,
   return c;
 }
 
-Case load_case(const std::string& path, const std::vector<std::string>& overrides) {
-  const std::string text = read_file(path);
-  json document;
+json parse_text(const std::string& path, const std::string& text) {
   try {
-    document = json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    return json::parse(text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     throw Error(syntax_error_message(path, text, e));
   }
-  return case_from_json(std::move(document), path, overrides);
+}
+
+std::vector<Origin> apply_overrides(json& document, const std::vector<std::string>& overrides) {
+  std::vector<Origin> origins;
+  for (const auto& text : overrides) {
+    const auto applied = detail::apply_override(document, text);
+    origins.push_back({"--set '" + applied.text + "'", applied.key});
+  }
+  return origins;
+}
+
+}  // namespace
+
+Case case_from_json(json document, const std::string& file,
+                    const std::vector<std::string>& overrides) {
+  const auto origins = apply_overrides(document, overrides);
+  return validate(std::move(document), file, origins);
+}
+
+Case load_case(const std::string& path, const std::vector<std::string>& overrides,
+               const std::vector<std::string>& merges) {
+  json document = parse_text(path, read_file(path, "case file"));
+  std::vector<Origin> origins;
+  for (const auto& overlay : merges) {
+    const json patch = parse_text(overlay, read_file(overlay, "--merge file"));
+    // A patch that is not an object would replace the whole case (RFC 7386).
+    TESSERA_CHECK(patch.is_object(), overlay << ": --merge expects a JSON object {...} of the case "
+                                                "keys to change, got "
+                                             << detail::json_type_name(patch));
+    document.merge_patch(patch);
+    patched_keys(patch, "", "--merge '" + overlay + "'", origins);
+  }
+  for (auto& origin : apply_overrides(document, overrides)) origins.push_back(std::move(origin));
+  return validate(std::move(document), path, origins);
 }
 
 }  // namespace tessera::io

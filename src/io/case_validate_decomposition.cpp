@@ -204,7 +204,14 @@ void read_subdomains(const JsonNode& root, Case& c) {
                  std::to_string(count - 1) + ")");
     entry.check_object(keys_at("subdomains.<id>"));
     SubdomainOverride o;
-    if (entry["network"].present()) o.network = read_network(entry["network"], c.network);
+    if (entry["network"].present()) {
+      o.network = read_network(entry["network"], c.network);
+      // A warm start loads every subdomain's network: an initialisation would do nothing.
+      if (c.warm_start && entry["network"]["init"].present())
+        entry["network"]["init"].fail(
+            "every network starts from network.init.from, so this subdomain's initialisation "
+            "would have no effect; remove it");
+    }
     if (const JsonNode collocation = entry["collocation"]; collocation.present()) {
       collocation.check_object(keys_at("subdomains.<id>.collocation"));
       o.collocation_points = collocation.required("points", "\"points\": 4096").integer(1);

@@ -51,8 +51,52 @@ NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base) {
                          factorization["std"].number(Range::non_negative, 0.1));
     }
   }
-  net.init = node["init"].option(net.init);
+  if (const JsonNode init = node["init"]; init.present() && init.value().is_object())
+    init.fail(
+        "a warm start is given for the whole case, in network.init; here only "
+        "\"xavier_normal\" or \"xavier_uniform\"");
+  else if (init.present() && !init.value().is_string())
+    init.fail("expected \"xavier_normal\", \"xavier_uniform\" or {\"from\": \"RUN_DIR\"}, got " +
+              init.describe());
+  else
+    net.init = init.option(net.init);
   return net;
+}
+
+namespace {
+
+/// network.init as an object: {"from": RUN_DIR, "subdomain": N}.
+WarmStartSpec read_warm_start(const JsonNode& init, const Case& c) {
+  init.check_object(keys_at("network.init"));
+  WarmStartSpec w;
+  const JsonNode from = init.required("from", "\"from\": \"results/<the source run>\"");
+  w.from = from.string();
+  if (w.from.empty()) from.fail("an empty folder name; give the output folder of a finished run");
+  w.directory = resolve_against_case(c, w.from);
+  if (const JsonNode subdomain = init["subdomain"]; subdomain.present())
+    w.subdomain = subdomain.integer(0);
+  return w;
+}
+
+}  // namespace
+
+void read_network_section(const JsonNode& root, Case& c) {
+  const NetworkSpec base = default_network(c);
+  const JsonNode node = root["network"];
+  if (!node.present()) {
+    c.network = base;
+    return;
+  }
+  // The warm start is read apart: a subdomain's network (read_network) cannot take one.
+  JsonNode init = node["init"];
+  if (init.present() && init.value().is_object()) {
+    nlohmann::json rest = node.value();
+    rest.erase("init");
+    c.network = read_network(JsonNode(&rest, node.key()), base);
+    c.warm_start = read_warm_start(init, c);
+  } else {
+    c.network = read_network(node, base);
+  }
 }
 
 }  // namespace tessera::io::detail

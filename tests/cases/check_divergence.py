@@ -7,7 +7,8 @@ message naming the subdomain, the term and the iteration.
 
 Checks the exit status, the number of "rolled back" warnings, every --expect text in the
 output, and (for a recovered run, exit 0) that the output file was written; run.json says
-"completed" or, for a run that stopped with the error, "failed" with the message.
+"completed" or, for a run that stopped with the error, "failed" with the message, and
+tessera.log then ends with the error line printed on stderr.
 """
 import argparse
 import glob
@@ -53,6 +54,12 @@ def main():
         failures.append(f"{log_path} lacks the console's final progress line")
     if args.exit == 0 and not glob.glob(os.path.join(out, "*.h5")):
         failures.append("the recovered run wrote no output file")
+    # A run that fails after its log is open ends the log with the line it ends with on stderr.
+    if args.exit != 0:
+        errors = [line for line in result.stderr.splitlines() if "tessera: error" in line]
+        last = log.rstrip("\n").splitlines()[-1] if log.strip() else ""
+        if not errors or not last.endswith(errors[-1]):
+            failures.append(f"{log_path} does not end with the error line {errors[-1:]}: {last!r}")
     # A run that fails leaves run.json with status "failed" and the message.
     run_path = os.path.join(out, "run.json")
     run = json.load(open(run_path)) if os.path.exists(run_path) else {}

@@ -697,6 +697,48 @@ TEST_CASE("network.architecture: mlp by default, modified_mlp needs equal hidden
   CHECK(error_of(doc).rfind("cases/p.json: network.architecture:", 0) == 0);
 }
 
+TEST_CASE("network.init: a string chooses the initialisation, an object a run to start from") {
+  json doc = minimal();
+  const io::Case plain = io::case_from_json(doc, "cases/p.json");
+  CHECK_FALSE(plain.warm_start.has_value());
+  doc["network"] = {{"hidden", {8}}, {"init", {{"from", "../results/a"}}}};
+  const io::Case warm = io::case_from_json(doc, "cases/p.json");
+  REQUIRE(warm.warm_start.has_value());
+  CHECK(warm.warm_start->from == "../results/a");
+  // Relative paths resolve against the case file's folder, as the case's other paths do.
+  CHECK(warm.warm_start->directory == "results/a");
+  CHECK_FALSE(warm.warm_start->subdomain.has_value());
+  CHECK(warm.network.hidden == std::vector<int64_t>{8});
+  CHECK(warm.network.init == InitChoice::xavier_normal);
+  doc["network"]["init"] = {{"from", "/runs/a"}, {"subdomain", 2}};
+  const io::Case picked = io::case_from_json(doc, "cases/p.json");
+  CHECK(picked.warm_start->directory == "/runs/a");
+  CHECK(picked.warm_start->subdomain == 2);
+
+  doc["network"]["init"] = {{"subdomain", 2}};
+  CHECK(error_of(doc).rfind("cases/p.json: network.init.from: missing", 0) == 0);
+  doc["network"]["init"] = {{"from", "a"}, {"subdomian", 2}};
+  CHECK(error_of(doc).find("network.init.subdomian: unknown key (did you mean 'subdomain'?)") !=
+        std::string::npos);
+  doc["network"]["init"] = {{"from", "a"}, {"subdomain", -1}};
+  CHECK(error_of(doc).rfind("cases/p.json: network.init.subdomain:", 0) == 0);
+  doc["network"]["init"] = 3;
+  CHECK(error_of(doc) ==
+        "cases/p.json: network.init: expected \"xavier_normal\", \"xavier_uniform\" or "
+        "{\"from\": \"RUN_DIR\"}, got 3");
+}
+
+TEST_CASE("network.init: a warm start is case-wide, not a subdomain's") {
+  json doc = minimal();
+  doc["decomposition"] = {{"method", "xpinn"}, {"split", {{"x", 2}}}};
+  doc["subdomains"] = {{"1", {{"network", {{"init", {{"from", "a"}}}}}}}};
+  CHECK(error_of(doc).rfind("cases/p.json: subdomains.1.network.init: a warm start", 0) == 0);
+  doc["network"] = {{"init", {{"from", "a"}}}};
+  doc["subdomains"] = {{"1", {{"network", {{"init", "xavier_uniform"}}}}}};
+  CHECK(error_of(doc).rfind("cases/p.json: subdomains.1.network.init: every network starts", 0) ==
+        0);
+}
+
 TEST_CASE("device: \"cuda:N\" pins a device index; a malformed index names the key") {
   json doc = minimal();
   doc["device"] = "cuda:1";

@@ -7,12 +7,13 @@
 
 namespace tessera::app {
 
-enum class Command { run, check, partition, evaluate, export_model, help, version };
+enum class Command { run, check, partition, evaluate, export_model, schema, help, version };
 
 struct CommandLine {
   Command command = Command::help;
   std::string case_file;               ///< the case; evaluate, export: the run's folder
   std::vector<std::string> overrides;  ///< --set path=value, in order
+  std::vector<std::string> merges;     ///< --merge FILE: JSON merge patches, in order
   std::string restart;                 ///< --restart latest | auto | <checkpoint folder>
   bool overwrite = false;              ///< --overwrite: replace the output folder's results
   int ranks = 0;                       ///< partition: --ranks N (0: the job's size)
@@ -40,5 +41,7 @@ int check_command(const CommandLine& line);
 int partition_command(const CommandLine& line);
 int evaluate_command(const CommandLine& line);
 int export_command(const CommandLine& line);
+/// `tessera schema`: the JSON Schema of the case format on standard output.
+int schema_command(const CommandLine& line);
 
 }  // namespace tessera::app

@@ -27,6 +27,10 @@ class Console {
   /// log, in the log with the time). Throws io::WriteError when the log cannot be written, as
   /// out() does then.
   void warning(const std::string& text) const;
+  /// Appends "<time> tessera: error on rank <rank>: <text>" to the log, when one is open: the
+  /// line the job ends with on standard error, so that the log says why the run ended. Only the
+  /// log: the caller's handler prints the line. Never throws (a full disk loses the line).
+  void log_error(int rank, const std::string& text) const;
   /// From now on, also appends what out() shows (rank 0) and every warning (any rank, one
   /// line per write, so ranks do not cut into each other's lines) to the file at `path`.
   /// Starts with a line naming the time. Throws naming the file when it cannot be opened.

@@ -114,6 +114,16 @@ struct NetworkSpec {
   InitChoice init = InitChoice::xavier_normal;
 };
 
+/// network.init as an object: the networks of a finished run as the starting point of this one
+/// (docs/case-format.md, "Warm start"). Only the path is read here; app checks the folder.
+struct WarmStartSpec {
+  std::string from;       ///< as the case writes it
+  std::string directory;  ///< `from` resolved against the case folder
+  /// network.init.subdomain: the source subdomain every subdomain starts from; absent: the
+  /// same subdomain, or the source's one network copied into every subdomain.
+  std::optional<int64_t> subdomain;
+};
+
 struct SubdomainOverride {
   std::optional<NetworkSpec> network;
   std::optional<int64_t> collocation_points;
@@ -230,15 +240,19 @@ struct Case {
   DecompositionSpec decomposition;
   std::map<int, SubdomainOverride> subdomains;
   NetworkSpec network;
+  std::optional<WarmStartSpec> warm_start;  ///< network.init {"from": ...}; absent: initialised
   TrainingSpec training;
   OutputSpec output;
 };
 
-/// Reads `path` (JSON with // and /* */ comments), applies `overrides` ("a.b.0.c=value", value
-/// parsed as JSON when it parses, else a string; objects replaced, not merged) in order, and
-/// validates. Every error is one line naming the file and the key, and the fix, e.g.
-/// "cases/p.json: training.stages[0].iteratons: unknown key (did you mean 'iterations'?)".
-Case load_case(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Reads `path` (JSON with // and /* */ comments), applies the JSON merge patches (RFC 7386) in
+/// the files `merges` in order, then `overrides` ("a.b.0.c=value", value parsed as JSON when it
+/// parses, else a string; objects replaced, not merged) in order, and validates. Every error is
+/// one line naming the file and the key, and the fix, e.g.
+/// "cases/p.json: training.stages[0].iteratons: unknown key (did you mean 'iterations'?)"; a
+/// value from a merge file or an override says so ("(from --merge 'fine.json')").
+Case load_case(const std::string& path, const std::vector<std::string>& overrides = {},
+               const std::vector<std::string>& merges = {});
 
 /// The same from an already parsed document (tests). `file` names the case in messages, and its
 /// folder is Case::folder, against which relative data, mesh and reference paths resolve.

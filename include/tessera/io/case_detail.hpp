@@ -23,7 +23,10 @@ void read_conditions(const JsonNode& root, Case& c);
 /// decomposition, subdomains (after network: subdomain networks start from the global one).
 void read_decomposition(const JsonNode& root, Case& c);
 void read_subdomains(const JsonNode& root, Case& c);
-/// A network object; keys it omits keep the values of `base`.
+/// network: the case's network and its warm start (network.init as an object).
+void read_network_section(const JsonNode& root, Case& c);
+/// A network object; keys it omits keep the values of `base`. `init` as an object (a warm
+/// start) is refused: only the case-wide network takes it (read_network_section).
 NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base);
 /// The network a case starts from before its "network" section (by decomposition method).
 NetworkSpec default_network(const Case& c);
