@@ -208,6 +208,7 @@ std::map<std::string, json> key_types() {
          return n;
        }()},
       {"output.directory", type("string")},
+      {"output.points", type("string")},
       {"output.grid", map_of(integer(2))},
       {"output.every", {{"const", 0}}},
       {"output.mesh.max_cell_size", positive()},
