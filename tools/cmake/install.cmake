@@ -35,4 +35,5 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/slurm ${PROJECT_SOURCE_DIR}/tools/
         DESTINATION ${tessera_share}/tools)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/plot_fields.py ${PROJECT_SOURCE_DIR}/tools/plot_history.py
                  ${PROJECT_SOURCE_DIR}/tools/burgers_reference.py
+                 ${PROJECT_SOURCE_DIR}/tools/tessera_results.py
         DESTINATION ${tessera_share}/tools)

@@ -1,5 +1,6 @@
 # Spack recipe for Tessera (docs/install.md, "Spack package"). Written from Tessera's build
-# files; it has not been loaded by Spack, concretized or installed yet.
+# files; it has not been loaded by Spack, concretized or installed yet. `spack test run
+# tessera` runs the two smoke tests at the end (the version, `check` of an installed case).
 #
 # Use: copy this folder (tools/spack/tessera) into the packages/ folder of a Spack package
 # repository of your own (`spack repo create`, then `spack repo add`), fill in the two
@@ -11,15 +12,16 @@
 
 # Spack recipes usually write `from spack.package import *`; the names are listed here so that
 # tools/format.sh (flake8) can check this file like the other Python files.
-from spack.package import depends_on, join_path, license, variant, version
+from spack.package import depends_on, join_path, license, variant, version, which
 
 try:  # Spack 1.0 and newer keep the build systems in the builtin package repository
     from spack_repo.builtin.build_systems.cmake import CMakePackage
+    from spack_repo.builtin.build_systems.cuda import CudaPackage
 except ImportError:  # older Spack exports them from spack.package
-    from spack.package import CMakePackage
+    from spack.package import CMakePackage, CudaPackage
 
 
-class Tessera(CMakePackage):
+class Tessera(CMakePackage, CudaPackage):
     """Physics-informed neural networks (PINNs) trained by domain decomposition on MPI: a C++17
     solver on LibTorch, MPI, parallel HDF5 and CGAL that reads a JSON case file and writes
     HDF5 + XDMF output."""
@@ -34,12 +36,8 @@ class Tessera(CMakePackage):
 
     license("BSD-3-Clause")
 
-    variant(
-        "cuda",
-        default=False,
-        description="GPU training with the NCCL gradient path (TESSERA_WITH_CUDA), "
-        "against a CUDA build of py-torch",
-    )
+    # CudaPackage adds the "cuda" variant (GPU training with the NCCL gradient path,
+    # TESSERA_WITH_CUDA) and "cuda_arch", which py-torch must share.
     variant("tests", default=False, description="Build the doctest suites (TESSERA_BUILD_TESTS)")
 
     depends_on("c", type="build")
@@ -55,7 +53,8 @@ class Tessera(CMakePackage):
     depends_on("py-torch")
     depends_on("py-torch~cuda", when="~cuda")
     depends_on("py-torch+cuda", when="+cuda")
-    depends_on("cuda", when="+cuda")
+    for arch in CudaPackage.cuda_arch_values:
+        depends_on(f"py-torch+cuda cuda_arch={arch}", when=f"+cuda cuda_arch={arch}")
     depends_on("nccl", when="+cuda")
 
     # CGAL 5 or 6: src/geometry/cgal/planar_polygons.cpp reads CGAL::intersection results as
@@ -104,9 +103,24 @@ class Tessera(CMakePackage):
             self.define("HDF5_C_COMPILER_EXECUTABLE", join_path(spec["hdf5"].prefix.bin, "h5pcc")),
         ]
         if spec.satisfies("+cuda"):
+            arch = spec.variants["cuda_arch"].value
+            if arch and arch[0] != "none":
+                args.append(self.define("CMAKE_CUDA_ARCHITECTURES", ";".join(arch)))
             args += [
                 self.define("CUDAToolkit_ROOT", spec["cuda"].prefix),
                 self.define("NCCL_INCLUDE_DIR", spec["nccl"].prefix.include),
                 self.define("NCCL_LIBRARY", spec["nccl"].libs[0]),
             ]
         return args
+
+    def test_version(self):
+        """tessera --version runs and names itself"""
+        tessera = which(self.prefix.bin.tessera)
+        out = tessera("--version", output=str.split, error=str.split)
+        assert "tessera" in out
+
+    def test_check_installed_case(self):
+        """tessera check validates the installed Poisson case without training"""
+        tessera = which(self.prefix.bin.tessera)
+        case = join_path(self.prefix.share.tessera.cases, "poisson2d.json")
+        tessera("check", case, output=str.split, error=str.split)
