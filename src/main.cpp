@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     tessera::app::Console console(tessera::parallel::is_root());
     switch (line.command) {
       case Command::help:
-        console.out() << tessera::app::usage();
+        console.out() << tessera::app::usage(line.help_for);
         return 0;
       case Command::version:
         console.out() << "tessera " << TESSERA_VERSION_STRING << "\n";

@@ -26,6 +26,7 @@ int check_command(const CommandLine& line) {
   const ModelSummary models = check_models(setup);
   const WarmStart warm_start = plan_warm_start(setup);
   print_problem_summary(console.out(), setup, models);
+  warn_partial_interfaces(console, setup);
   if (warm_start.on()) console.out() << "network.init: " << warm_start.description << "\n";
   console.out() << "case is valid\n";
   return 0;

@@ -7,49 +7,103 @@
 
 namespace tessera::app {
 
-std::string usage() {
-  return "usage: tessera <command> CASE.json [--merge FILE]... [--set path=value]...\n"
-         "       tessera evaluate RUN_DIR (--points FILE | --grid x=N,...) [--out FILE]\n"
-         "                        [--derivatives u_x,lap(u)] [--set path=value]...\n"
-         "       tessera export RUN_DIR [--out model.pt] [--set path=value]...\n"
-         "       tessera schema\n"
-         "\n"
-         "commands:\n"
-         "  run     train the case and write results to output.directory\n"
-         "  check   validate the case and print the resolved problem, without training\n"
-         "  partition  print the subdomain -> rank map and write <name>_partition.xmf\n"
-         "  evaluate   the trained model of the run in RUN_DIR (its output folder) at points\n"
-         "  export     the trained model as one TorchScript file (torch.jit.load), one process\n"
-         "  schema  print the JSON Schema (draft 2020-12) of the case format\n"
-         "\n"
-         "options:\n"
-         "  --merge FILE       apply FILE, a JSON merge patch (RFC 7386), to the case before "
-         "--set (repeatable)\n"
-         "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
-         "                     (value parsed as JSON when it parses, else a string; repeatable)\n"
-         "  --restart latest   (run) continue from the newest complete checkpoint in the output "
-         "folder\n"
-         "  --restart auto     (run) continue the folder's checkpoint (same case), or start "
-         "fresh when there is none\n"
-         "  --restart FOLDER   (run) continue from that checkpoint folder (any rank count)\n"
-         "  --overwrite        (run) replace the results of an earlier run in the output folder\n"
-         "  --ranks N          partition, check: for N ranks (default: the job's size)\n"
-         "  --points FILE      (evaluate) points to evaluate at: HDF5 /points [n, dims], or CSV\n"
-         "                     with a column per coordinate (a header row naming them optional)\n"
-         "  --grid x=N,t=M     (evaluate) a grid over the domain's box, N points along x\n"
-         "                     (101 along coordinates not named), instead of --points\n"
-         "  --out FILE         (evaluate) .h5 or .csv (default: the points file's name with\n"
-         "                     _values, or <case name>_grid.h5); (export) default\n"
-         "                     <case name>_model.pt\n"
-         "  --derivatives L    (evaluate) expressions of the fields to add, comma-separated,\n"
-         "                     written as equations are, e.g. u_x,lap(u)\n"
-         "  --help, --version\n"
-         "\n"
-         "examples:\n"
-         "  tessera run cases/poisson2d.json\n"
-         "  mpiexec.mpich -n 4 tessera run cases/poisson2d.json --set "
-         "output.directory=results/p4\n"
-         "  tessera evaluate results/poisson2d --points probes.csv --derivatives u_x,u_y\n";
+namespace {
+
+struct CommandHelp {
+  const char* name;
+  const char* synopsis;  ///< after "usage: "
+  const char* what;
+};
+
+const std::vector<CommandHelp> command_help{
+    {"run",
+     "tessera run CASE.json [--merge FILE]... [--set path=value]...\n"
+     "                   [--restart latest|auto|FOLDER] [--overwrite]",
+     "train the case and write results to output.directory"},
+    {"check", "tessera check CASE.json [--merge FILE]... [--set path=value]... [--ranks N]",
+     "validate the case and print the resolved problem, without training"},
+    {"partition", "tessera partition CASE.json [--merge FILE]... [--set path=value]... [--ranks N]",
+     "print the subdomain -> rank map and write <name>_partition.xmf"},
+    {"evaluate",
+     "tessera evaluate RUN_DIR (--points FILE | --grid x=N,...) [--out FILE]\n"
+     "                        [--derivatives u_x,lap(u)] [--set path=value]...",
+     "the trained model of the run in RUN_DIR (its output folder) at points"},
+    {"export", "tessera export RUN_DIR [--out model.pt] [--set path=value]...",
+     "the trained model as one TorchScript file (torch.jit.load), one process"},
+    {"schema", "tessera schema", "print the JSON Schema (draft 2020-12) of the case format"},
+};
+
+struct OptionHelp {
+  std::vector<std::string> commands;  ///< the commands it belongs to
+  const char* text;
+};
+
+const std::vector<OptionHelp> option_help{
+    {{"run", "check", "partition"},
+     "  --merge FILE       apply FILE, a JSON merge patch (RFC 7386), to the case before --set\n"
+     "                     (repeatable)\n"},
+    {{"run", "check", "partition", "evaluate", "export"},
+     "  --set path=value   override a case key, e.g. --set training.stages.0.iterations=200\n"
+     "                     (value parsed as JSON when it parses, else a string; repeatable)\n"},
+    {{"run"},
+     "  --restart latest   (run) continue from the newest complete checkpoint in the output\n"
+     "                     folder\n"
+     "  --restart auto     (run) continue the folder's checkpoint (same case), or start fresh\n"
+     "                     when there is none\n"
+     "  --restart FOLDER   (run) continue from that checkpoint folder (any rank count)\n"
+     "  --overwrite        (run) replace the results of an earlier run in the output folder\n"},
+    {{"check", "partition"},
+     "  --ranks N          partition, check: for N ranks (default: the job's size)\n"},
+    {{"evaluate"},
+     "  --points FILE      (evaluate) points to evaluate at: HDF5 /points [n, dims], or CSV\n"
+     "                     with a column per coordinate (a header row naming them optional)\n"
+     "  --grid x=N,t=M     (evaluate) a grid over the domain's box, N points along x\n"
+     "                     (101 along coordinates not named), instead of --points\n"},
+    {{"evaluate", "export"},
+     "  --out FILE         (evaluate) .h5 or .csv (default: the points file's name with\n"
+     "                     _values, or <case name>_grid.h5); (export) default\n"
+     "                     <case name>_model.pt\n"},
+    {{"evaluate"},
+     "  --derivatives L    (evaluate) expressions of the fields to add, comma-separated,\n"
+     "                     written as equations are, e.g. u_x,lap(u)\n"},
+};
+
+bool belongs(const OptionHelp& option, const std::string& command) {
+  return command.empty() || std::count(option.commands.begin(), option.commands.end(), command);
+}
+
+}  // namespace
+
+std::string usage(const std::string& command) {
+  std::string text;
+  for (const auto& c : command_help)
+    if (command.empty() || command == c.name)
+      text += std::string(text.empty() ? "usage: " : "       ") + c.synopsis + "\n";
+  text += "\n";
+  if (command.empty()) {
+    text += "commands:\n";
+    for (const auto& c : command_help) {
+      std::string name = c.name;
+      name.resize(11, ' ');
+      text += "  " + name + c.what + "\n";
+    }
+  } else {
+    for (const auto& c : command_help)
+      if (command == c.name) text += std::string(c.what) + "\n";
+  }
+  text += "\noptions:\n";
+  for (const auto& option : option_help)
+    if (belongs(option, command)) text += option.text;
+  text += "  --help, --version\n";
+  if (command.empty())
+    text +=
+        "\n"
+        "examples:\n"
+        "  tessera run cases/poisson2d.json\n"
+        "  mpiexec.mpich -n 4 tessera run cases/poisson2d.json --set "
+        "output.directory=results/p4\n"
+        "  tessera evaluate results/poisson2d --points probes.csv --derivatives u_x,u_y\n";
+  return text;
 }
 
 CommandLine parse_command_line(int argc, char** argv) {
@@ -60,6 +114,10 @@ CommandLine parse_command_line(int argc, char** argv) {
   const auto asks_help = [](const std::string& a) { return a == "--help" || a == "-h"; };
   if (args[0] == "help" || std::any_of(args.begin(), args.end(), asks_help)) {
     line.command = Command::help;
+    // `tessera run --help` and `tessera help run`: that command's usage.
+    const std::string& named = args[0] == "help" && args.size() > 1 ? args[1] : args[0];
+    for (const auto& c : command_help)
+      if (named == c.name) line.help_for = named;
     return line;
   }
   if (args[0] == "--version") {

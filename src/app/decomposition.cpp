@@ -27,10 +27,26 @@ std::string box_text(const geometry::Box& box, const std::vector<std::string>& n
   return out.str();
 }
 
+/// Which of `points` (on interface f) have the domain on both sides: a step of a millionth of
+/// the box's extent across the cut stays inside either way. A cut that runs along a wall (a
+/// back step split at its step) has the outside on one side there: no interface condition
+/// belongs on such points, the boundary conditions hold them.
+torch::Tensor both_sides_inside(const partition::Interface& f, const geometry::Domain& domain,
+                                const torch::Tensor& points) {
+  const auto box = domain.bounding_box();
+  const double step = 1e-6 * box.extent(f.axis);
+  auto below = points.clone(), above = points.clone();
+  below.select(1, f.axis).sub_(step);
+  above.select(1, f.axis).add_(step);
+  return domain.contains(below).logical_and(domain.contains(above));
+}
+
 /// An irregular domain: every subdomain must hold part of it (else an error that says how to
-/// cut instead), and interfaces whose facet lies wholly outside it are dropped.
+/// cut instead), interfaces with no point that has the domain on both sides are dropped, and
+/// the others' share of such points is recorded in `coverage` where it is below 1.
 void fit_to_domain(partition::Partition& partition, const geometry::Domain& domain,
-                   const torch::Tensor& samples, const std::string& key) {
+                   const torch::Tensor& samples, const std::string& key,
+                   std::vector<InterfaceCoverage>& coverage) {
   const auto counts = torch::bincount(partition.subdomain_of(samples), {}, partition.size());
   for (const auto& s : partition.subdomains()) {
     TESSERA_CHECK(counts[s.id].item<std::int64_t>() > 0,
@@ -39,13 +55,23 @@ void fit_to_domain(partition::Partition& partition, const geometry::Domain& doma
                          "every subdomain the same share) or other cuts");
   }
   std::vector<int> outside;
+  std::vector<double> inside_share;
   for (const auto& f : partition.interfaces()) {
     core::Rng rng(0, f.id, "interface-test");
     const auto points =
         partition::interface_points(f, facet_samples, geometry::SamplerKind::sobol, rng);
-    if (!domain.contains(points).any().item<bool>()) outside.push_back(f.id);
+    const double share =
+        both_sides_inside(f, domain, points).to(torch::kFloat64).mean().item<double>();
+    if (share == 0.0)
+      outside.push_back(f.id);
+    else
+      inside_share.push_back(share);
   }
   if (!outside.empty()) partition = partition.without_interfaces(outside);
+  // The kept interfaces are renumbered in order, as inside_share is.
+  for (const auto& f : partition.interfaces())
+    if (inside_share[static_cast<std::size_t>(f.id)] < 0.99)
+      coverage.push_back({f.id, inside_share[static_cast<std::size_t>(f.id)]});
 }
 
 /// The cell edges of a cut grid along every axis: the box's ends around its cuts.
@@ -106,7 +132,9 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
       spec.method,
       1,
       {},
-      spec.overlap};
+      spec.overlap,
+      0,
+      {}};
   if (spec.method == io::DecompositionMethod::fbpinn) {
     // The cut grid places the windows; training sees their sum as one network.
     const auto box = p.domain->bounding_box();
@@ -130,7 +158,8 @@ Decomposition build_decomposition(const io::Case& c, const Problem& p, int ranks
                             "ranks_per_subdomain (or set it to the rank count, "
                          << ranks << ")");
   }
-  if (!p.domain->shape().as_box()) fit_to_domain(d.partition, *p.domain, samples, key);
+  if (!p.domain->shape().as_box())
+    fit_to_domain(d.partition, *p.domain, samples, key, d.partial_interfaces);
   d.replicas = d.slices > 0 ? ranks : k;
   d.rank_of = partition::rank_of_subdomains(d.partition.size(), ranks / d.replicas);
   for (int& first : d.rank_of) first *= d.replicas;
@@ -249,7 +278,7 @@ torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int
       n,
       [&](std::int64_t m) {
         const auto points = partition::interface_points(f, m, kind, rng);
-        return points.index({domain.contains(points)});
+        return points.index({both_sides_inside(f, domain, points)});
       },
       "interface " + std::to_string(f.id));
 }

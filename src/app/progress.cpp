@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <sstream>
 
 #include "tessera/app/budget_plan.hpp"
 #include "tessera/app/model.hpp"
@@ -296,6 +297,23 @@ void ProgressPrinter::print(const train::LogRecord& r) {
     std::snprintf(line, sizeof line, "  %.0f it/s  ETA %.0f s\n", rate, eta);
   }
   out_ << line << std::flush;
+}
+
+void warn_partial_interfaces(const Console& console, const Setup& setup) {
+  const auto& partition = setup.decomposition.partition;
+  for (const auto& coverage : setup.decomposition.partial_interfaces) {
+    const auto& f = partition.interfaces().at(static_cast<std::size_t>(coverage.interface));
+    char share[16];
+    std::snprintf(share, sizeof share, "%.0f %%", 100.0 * coverage.inside);
+    std::ostringstream text;
+    text << setup.input.file << ": decomposition: interface " << f.id << " ("
+         << partition.names().at(static_cast<std::size_t>(f.axis)) << " = " << f.position
+         << ", subdomains " << f.lower << " and " << f.upper << ") has the domain on both sides "
+         << "over " << share << " of its facet; the rest runs along a wall or outside the "
+         << "domain, where no interface points are drawn; cut elsewhere if the subdomains "
+         << "should meet across more of it";
+    console.warning(text.str());
+  }
 }
 
 }  // namespace tessera::app

@@ -35,6 +35,7 @@ int train_and_write(const parallel::Communicator& comm, Setup& setup, RunClaim& 
   apply_warm_start(warm_start, rank, setup.problem.device, console);
   RankLinks links = link_ranks(comm, setup, rank);
   note_idle_ranks(console, setup, rank);
+  if (console.root()) warn_partial_interfaces(console, setup);
   Evaluator evaluator = make_evaluator(comm, setup, rank);
   for (const auto& field : evaluator.fields_without_relative_error())
     if (console.root())

@@ -1,5 +1,7 @@
 #include "hdf5_read.hpp"
 
+#include <cmath>
+
 #include "tessera/core/error.hpp"
 
 namespace tessera::io::detail {
@@ -48,6 +50,24 @@ std::string shape_text(const std::vector<hsize_t>& shape) {
   std::string out = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
+}
+
+std::vector<double> read_point_rows(hid_t file, const std::string& label, int dims,
+                                    int64_t& count) {
+  TESSERA_CHECK(path_exists(file, "/points"), label << ": missing dataset /points [n, " << dims
+                                                    << "] (the file has " << list_group(file, "/")
+                                                    << ")");
+  std::vector<hsize_t> shape;
+  auto points = read_doubles(file, label, "/points", shape);
+  TESSERA_CHECK(shape.size() == 2 && shape[1] == static_cast<hsize_t>(dims) && shape[0] > 0,
+                label << ": /points has shape " << shape_text(shape) << ", expected [n, " << dims
+                      << "] with n > 0 (one column per input: the coordinates, then time)");
+  for (std::size_t i = 0; i < points.size(); ++i)
+    TESSERA_CHECK(std::isfinite(points[i]), label << ": /points row "
+                                                  << i / static_cast<std::size_t>(dims)
+                                                  << " is not finite");
+  count = static_cast<int64_t>(shape[0]);
+  return points;
 }
 
 }  // namespace tessera::io::detail

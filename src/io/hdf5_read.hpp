@@ -15,6 +15,11 @@ std::string list_group(hid_t file, const std::string& group);
 std::vector<double> read_doubles(hid_t file, const std::string& label, const std::string& dataset,
                                  std::vector<hsize_t>& shape);
 
+/// /points of a points file: [n, dims] with n > 0 and every value finite, as float64
+/// row-major; `count` gets n. Errors start with `label`, name the dataset and list what the
+/// file has.
+std::vector<double> read_point_rows(hid_t file, const std::string& label, int dims, int64_t& count);
+
 /// "[3, 4]".
 std::string shape_text(const std::vector<hsize_t>& shape);
 

@@ -18,19 +18,11 @@ Observations read_observations(const std::string& path, int dims,
   detail::QuietHdf5Errors quiet;
   detail::H5Handle file = detail::file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   TESSERA_CHECK(file.valid(), label << " is not a readable HDF5 file");
-  TESSERA_CHECK(detail::path_exists(file.get(), "/points"),
-                label << ": missing dataset /points [n, " << dims << "] (the file has "
-                      << detail::list_group(file.get(), "/") << ")");
   Observations obs;
-  std::vector<hsize_t> shape;
-  obs.points = detail::read_doubles(file.get(), label, "/points", shape);
-  TESSERA_CHECK(shape.size() == 2 && shape[1] == static_cast<hsize_t>(dims),
-                label << ": /points has shape " << detail::shape_text(shape) << ", expected [n, "
-                      << dims << "] (one column per coordinate, time last)");
-  obs.count = static_cast<int64_t>(shape[0]);
+  obs.points = detail::read_point_rows(file.get(), label, dims, obs.count);
   obs.dims = dims;
-  TESSERA_CHECK(obs.count > 0, label << ": /points is empty");
   obs.values.assign(static_cast<std::size_t>(obs.count) * fields.size(), 0.0);
+  std::vector<hsize_t> shape;
   for (std::size_t f = 0; f < fields.size(); ++f) {
     const std::string dataset = "/values/" + fields[f];
     TESSERA_CHECK(detail::path_exists(file.get(), dataset),
@@ -44,9 +36,6 @@ Observations read_observations(const std::string& path, int dims,
       obs.values[static_cast<std::size_t>(i) * fields.size() + f] =
           column[static_cast<std::size_t>(i)];
   }
-  for (std::size_t i = 0; i < obs.points.size(); ++i)
-    TESSERA_CHECK(std::isfinite(obs.points[i]),
-                  label << ": /points row " << i / dims << " is not finite");
   for (std::size_t i = 0; i < obs.values.size(); ++i)
     TESSERA_CHECK(std::isfinite(obs.values[i]), label << ": /values/" << fields[i % fields.size()]
                                                       << " row " << i / fields.size()

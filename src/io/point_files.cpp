@@ -113,20 +113,9 @@ PointSet read_hdf5_points(const std::string& path, const std::vector<std::string
   detail::QuietHdf5Errors quiet;
   detail::H5Handle file = detail::file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   TESSERA_CHECK(file.valid(), label << " is not a readable HDF5 file");
-  TESSERA_CHECK(detail::path_exists(file.get(), "/points"),
-                label << ": missing dataset /points [n, " << dims << "] (the file has "
-                      << detail::list_group(file.get(), "/") << ")");
   PointSet set;
-  std::vector<hsize_t> shape;
-  set.points = detail::read_doubles(file.get(), label, "/points", shape);
-  TESSERA_CHECK(shape.size() == 2 && shape[1] == static_cast<hsize_t>(dims) && shape[0] > 0,
-                label << ": /points has shape " << detail::shape_text(shape) << ", expected [n, "
-                      << dims << "] with n > 0 (columns " << names_text(coordinates) << ")");
-  set.count = static_cast<int64_t>(shape[0]);
+  set.points = detail::read_point_rows(file.get(), label, dims, set.count);
   set.dims = dims;
-  for (std::size_t i = 0; i < set.points.size(); ++i)
-    TESSERA_CHECK(std::isfinite(set.points[i]),
-                  label << ": /points row " << i / coordinates.size() << " is not finite");
   return set;
 }
 

@@ -44,3 +44,21 @@ TEST_CASE("the usage text names every form of --restart") {
   for (const char* form : {"--restart latest", "--restart auto", "--restart FOLDER"})
     CHECK_MESSAGE(text.find(form) != std::string::npos, form);
 }
+
+TEST_CASE("a command's --help gives that command's usage and options only") {
+  CHECK(parse({"run", "--help"}).help_for == "run");
+  CHECK(parse({"help", "evaluate"}).help_for == "evaluate");
+  CHECK(parse({"--help"}).help_for.empty());
+  const std::string run = app::usage("run");
+  CHECK(run.rfind("usage: tessera run CASE.json", 0) == 0);
+  CHECK(run.find("--restart auto") != std::string::npos);
+  CHECK(run.find("--points") == std::string::npos);
+  const std::string evaluate = app::usage("evaluate");
+  CHECK(evaluate.rfind("usage: tessera evaluate RUN_DIR", 0) == 0);
+  CHECK(evaluate.find("--derivatives") != std::string::npos);
+  CHECK(evaluate.find("--restart") == std::string::npos);
+  // The whole text names every command.
+  for (const char* command : {"run", "check", "partition", "evaluate", "export", "schema"})
+    CHECK_MESSAGE(app::usage().find(std::string("tessera ") + command) != std::string::npos,
+                  command);
+}

@@ -21,6 +21,7 @@ struct CommandLine {
   std::string grid;                    ///< evaluate: --grid x=N,y=M (points per coordinate)
   std::string out;                     ///< evaluate, export: --out FILE ("": default name)
   std::string derivatives;             ///< evaluate: --derivatives u_x,lap(u)
+  std::string help_for;                ///< help: the command asked about ("": all)
 };
 
 /// The value of --restart that names the newest complete checkpoint of the output folder.
@@ -32,8 +33,8 @@ inline const std::string restart_auto = "auto";
 /// Throws tessera::Error with the usage text on a malformed command line.
 CommandLine parse_command_line(int argc, char** argv);
 
-/// The help text.
-std::string usage();
+/// The help text: of every command, or of `command` alone ("run", "evaluate", ...).
+std::string usage(const std::string& command = "");
 
 /// Entry points of the commands; return the process exit status.
 int run_command(const CommandLine& line);

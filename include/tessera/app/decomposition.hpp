@@ -9,6 +9,13 @@
 
 namespace tessera::app {
 
+/// An interface of an irregular domain whose facet has the domain on both sides over only a
+/// part of it (the rest runs along a wall or outside the domain).
+struct InterfaceCoverage {
+  int interface = 0;
+  double inside = 0;  ///< that part's share of the facet, in (0, 0.99)
+};
+
 struct Decomposition {
   partition::Partition partition;
   /// subdomain id -> the first rank of its replica group (the rank itself with one replica).
@@ -25,6 +32,9 @@ struct Decomposition {
   /// fbpinn: every rank trains the windowed sum, evaluating whole slices of every point set
   /// (train::SliceShare); 0 for the other methods.
   int slices = 0;
+  /// Interfaces that only partly have the domain on both sides (irregular domains): `check`
+  /// and `run` warn about them; their points are drawn only where both sides are inside.
+  std::vector<InterfaceCoverage> partial_interfaces;
 };
 
 /// fbpinn's slices on `ranks` ranks: the case's, or when it gives none enough for 4 ranks,
@@ -62,8 +72,8 @@ std::optional<geometry::Selector> restrict_selector(const geometry::Domain& glob
                                                     const geometry::Domain& region);
 
 /// n points on interface `f`, drawn from `rng` (the stream keyed by seed and interface id, so
-/// both sides get the same points); for an irregular domain only points inside it are kept (in
-/// rounds).
+/// both sides get the same points); for an irregular domain only points with the domain on
+/// both sides of the cut are kept (in rounds), not those on a wall the cut runs along.
 torch::Tensor interface_points_in_domain(const partition::Interface& f, std::int64_t n,
                                          geometry::SamplerKind kind, core::Rng& rng,
                                          const geometry::Domain& domain);

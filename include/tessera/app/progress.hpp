@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/app/console.hpp"
 #include "tessera/app/setup.hpp"
 #include "tessera/parallel/environment.hpp"
 #include "tessera/train/log_record.hpp"
@@ -19,6 +20,10 @@ nlohmann::json history_json(const train::LogRecord& record);
 /// point counts and weights, network and parameter count, subdomains and interfaces. Used by
 /// `check` and at run start (rank 0).
 void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSummary& model);
+
+/// A warning per interface that has the domain on both sides over only part of its facet
+/// (a cut along a wall, or across a hole), with that part's share.
+void warn_partial_interfaces(const Console& console, const Setup& setup);
 
 /// Per-phase times (compute, exchange, wait, sync) as min/mean/max over ranks, so load
 /// imbalance is visible; `out` is rank 0's console. Collective over comm.
