@@ -208,6 +208,10 @@ Problem build_problem(const io::Case& c, int local_rank) {
     p.parameters.push_back({name, spec.initial, spec.positive});
   }
   p.symbols.extra = physics::normal_names(c.coordinates);
+  for (const auto& [name, text] : c.definitions) p.symbols.definitions[name] = text.text;
+  // Every definition is parsed once on its own, so that one no expression uses is still
+  // checked (and a cycle found) before training.
+  for (const auto& [name, text] : c.definitions) parse(c, text, p.symbols);
 
   std::optional<std::array<double, 2>> time_range;
   if (c.time) time_range = c.time->range;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tessera/core/error.hpp"
 #include "tessera/core/text.hpp"
 #include "tessera/expr/diagnostics.hpp"
 
@@ -52,10 +53,35 @@ std::string Resolver::kind_of(const std::string& name) const {
   if (contains(symbols_.fields, name)) return "field";
   if (contains(symbols_.parameters, name)) return "parameter";
   if (contains(symbols_.extra, name)) return "per-point value";
+  if (symbols_.definitions.count(name)) return "definition";
   return "";
 }
 
+namespace {
+
+/// The definitions being expanded on this thread, innermost last: a name met again is a cycle.
+thread_local std::vector<std::string> expanding;
+
+}  // namespace
+
 NodePtr Resolver::symbol(const std::string& name, int column) const {
+  if (const auto definition = symbols_.definitions.find(name);
+      definition != symbols_.definitions.end()) {
+    std::string chain;
+    for (const auto& active : expanding) chain += active + " -> ";
+    TESSERA_CHECK(
+        std::find(expanding.begin(), expanding.end(), name) == expanding.end(),
+        key_ << ": definitions: '" << name << "' depends on itself (" << chain << name << ")");
+    expanding.push_back(name);
+    try {
+      auto tree = parse_tree(definition->second, symbols_, "definitions." + name);
+      expanding.pop_back();
+      return tree;
+    } catch (...) {
+      expanding.pop_back();
+      throw;
+    }
+  }
   const auto builtin = builtin_constants().find(name);
   const auto constant = symbols_.constants.find(name);
   if (builtin != builtin_constants().end() || constant != symbols_.constants.end()) {
@@ -159,6 +185,7 @@ void Resolver::fail_unknown(const std::string& name, int column) const {
   known.insert(known.end(), symbols_.fields.begin(), symbols_.fields.end());
   known.insert(known.end(), symbols_.parameters.begin(), symbols_.parameters.end());
   known.insert(known.end(), symbols_.extra.begin(), symbols_.extra.end());
+  for (const auto& [definition, text] : symbols_.definitions) known.push_back(definition);
   const auto spellings = derivative_spellings(symbols_);
   known.insert(known.end(), spellings.begin(), spellings.end());
   const std::string suggestion = core::closest_match(name, known);

@@ -70,6 +70,7 @@ std::map<std::string, json> key_types() {
       {"dtype", one_of<FloatType>()},
       {"device", {{"type", "string"}, {"pattern", "^(auto|cpu|cuda(:[0-9]+)?)$"}}},
       {"constants", map_of(type("number"))},
+      {"definitions", map_of(expression())},
       {"coordinates",
        [] {
          json a = array_of(type("string"), 1);

@@ -134,6 +134,14 @@ void read_symbols(const JsonNode& root, Case& c) {
       c.parameters[key] = p;
     }
   }
+
+  if (const JsonNode definitions = root["definitions"]; definitions.present()) {
+    for (const auto& [key, node] : definitions.members()) {
+      check_identifier(key, node, "definition");
+      symbols.declare(key, node, "definition");
+      c.definitions[key] = node.expression();
+    }
+  }
 }
 
 }  // namespace tessera::io::detail

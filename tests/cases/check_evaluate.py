@@ -19,6 +19,9 @@ and on 1 and 2 ranks:
   and a C++ program using LibTorch alone (load_exported_model.cpp) evaluate at the random
   points to evaluate's values within 1e-6 (they compute the same products, so the difference
   is rounding).
+- definitions (with derivatives of the fields inside) give the residual of their hand
+  expansion to 1e-12, in the forward and the reverse derivative engine, and the two engines
+  agree to 1e-12.
 Bad command lines get one line naming the option.
 """
 import argparse
@@ -207,6 +210,35 @@ def check_export(args, method, folder, points, evaluated, work, problems):
             problems.append(f"{method}: the exported model in {where} differs by {difference}")
 
 
+DEFINITIONS = {"kappa": "1 + x^2", "dkappa": "2*x", "res": "-(kappa*lap(u) + dkappa*u_x)"}
+EXPANDED = "-((1 + x^2)*lap(u) + 2*x*u_x)"
+
+
+def check_definitions(args, work, problems):
+    folder = os.path.join(work, "exact")
+    results = {}
+    for engine in ("taylor", "autograd"):
+        out = os.path.join(work, f"definitions_{engine}.h5")
+        run(
+            [args.tessera, "evaluate", folder, "--grid", f"x={NX},y={NY}", "--out", out]
+            + ["--set", "definitions=" + json.dumps(DEFINITIONS)]
+            + ["--set", "training.derivatives=" + engine, "--derivatives", "res," + EXPANDED],
+            work,
+        )
+        with h5py.File(out, "r") as f:
+            results[engine] = (f["/fields/res"][()], f["/fields/" + EXPANDED.replace(" ", "")][()])
+    scale = max(1.0, np.max(np.abs(results["autograd"][1])))
+    for engine, (defined, expanded) in results.items():
+        difference = np.max(np.abs(defined - expanded)) / scale
+        print(f"definitions ({engine}): differ from the hand expansion by {difference:.2e}")
+        if not difference <= 1e-12:
+            problems.append(f"definitions ({engine}) differ from the expansion by {difference}")
+    between = np.max(np.abs(results["taylor"][0] - results["autograd"][0])) / scale
+    print(f"definitions: the two derivative engines differ by {between:.2e}")
+    if not between <= 1e-12:
+        problems.append(f"definitions: the derivative engines differ by {between}")
+
+
 def check_bad_lines(args, work, problems):
     folder = os.path.join(work, "exact")
     bad = {
@@ -249,6 +281,7 @@ def main():
     runs = (("exact", 1), ("xpinn", 2), ("cpinn", 2), ("fbpinn", 1), ("options", 1), ("blended", 1))
     for method, train_ranks in runs:
         check_run(args, method, train_ranks, work, problems)
+    check_definitions(args, work, problems)
     check_bad_lines(args, work, problems)
     for problem in problems:
         print("FAIL:", problem)

@@ -576,3 +576,29 @@ TEST_CASE("an expression keeps its coordinate subtrees across evaluations, copie
   const auto x = env.coordinates.select(1, 0), y = env.coordinates.select(1, 1);
   CHECK(torch::allclose(once, 3.0 + 2.5 * torch::sin(M_PI * x) * y, 1e-14, 1e-14));
 }
+
+TEST_CASE("definitions stand for their expressions, derivatives included") {
+  SymbolTable s = plane();
+  s.definitions = {{"kappa", "1 + x^2"}, {"flux", "kappa*u_x"}, {"twice", "2*flux"}};
+  const Environment env = environment();
+  const auto defined = Expression::parse("twice - lap(u)*kappa", s, kKey);
+  const auto expanded = Expression::parse("2*((1 + x^2)*u_x) - lap(u)*(1 + x^2)", s, kKey);
+  CHECK(torch::equal(defined.evaluate(env), expanded.evaluate(env)));
+  // The derivatives a definition reads are the expression's.
+  CHECK(defined.derivatives() == expanded.derivatives());
+  // A definition of numbers only folds like any constant.
+  s.definitions["half"] = "1/2";
+  CHECK(Expression::parse("half*4", s, kKey).evaluate_constant() == 2.0);
+}
+
+TEST_CASE("a definition that depends on itself, or reads an unknown name, is named") {
+  SymbolTable s = plane();
+  s.definitions = {{"a", "b + 1"}, {"b", "2*a"}};
+  CHECK(parse_error("a", s).find("definitions: 'a' depends on itself (a -> b -> a)") !=
+        std::string::npos);
+  s.definitions = {{"a", "x + q"}};
+  CHECK(parse_error("a", s).find("definitions.a: unknown symbol 'q'") != std::string::npos);
+  // A definition may not take a name that already means something.
+  s.definitions = {{"u", "x"}};
+  CHECK(parse_error("u", s).find("'u' is both a field and a definition") != std::string::npos);
+}

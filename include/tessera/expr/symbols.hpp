@@ -16,6 +16,9 @@ struct SymbolTable {
   std::map<std::string, double> constants;  ///< from the case; pi and e are built in
   std::vector<std::string> parameters;      ///< trainable scalars (inverse problems)
   std::vector<std::string> extra;           ///< other per-point values, e.g. "n_x", "n_y"
+  /// Named expressions (the case's `definitions`): a name stands for its text, parsed with
+  /// this table where it is used, so derivatives reach through it.
+  std::map<std::string, std::string> definitions;
 
   /// spatial, then time when there is one.
   std::vector<std::string> coordinates() const;

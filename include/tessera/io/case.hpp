@@ -228,6 +228,8 @@ struct Case {
   /// "cuda:N": every rank trains on CUDA device N (of those it sees); -1: by node-local rank.
   int device_index = -1;
   std::map<std::string, double> constants;
+  /// Named expressions usable in every other expression (and in each other).
+  std::map<std::string, ExpressionText> definitions;
   std::vector<std::string> coordinates;
   std::optional<TimeSpec> time;
   std::vector<std::string> fields;
