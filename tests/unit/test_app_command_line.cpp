@@ -1,4 +1,5 @@
-// The command line: commands, options, and help wherever it is asked for.
+// The command line: commands (schema, evaluate, export among them), options (--merge and --set
+// among them), and help wherever it is asked for.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -61,4 +62,24 @@ TEST_CASE("a command's --help gives that command's usage and options only") {
   for (const char* command : {"run", "check", "partition", "evaluate", "export", "schema"})
     CHECK_MESSAGE(app::usage().find(std::string("tessera ") + command) != std::string::npos,
                   command);
+}
+
+TEST_CASE("schema takes nothing else; a misspelt command suggests it") {
+  CHECK(parse({"schema"}).command == app::Command::schema);
+  CHECK_THROWS_WITH_AS(parse({"schema", "case.json"}), doctest::Contains("takes no case file"),
+                       Error);
+  CHECK_THROWS_WITH_AS(parse({"schem"}), doctest::Contains("did you mean 'schema'"), Error);
+  CHECK(app::usage().find("tessera schema") != std::string::npos);
+}
+
+TEST_CASE("--merge files are kept in order, in both spellings, beside --set") {
+  const auto line =
+      parse({"check", "case.json", "--merge", "a.json", "--set", "seed=2", "--merge=b.json"});
+  CHECK(line.command == app::Command::check);
+  CHECK(line.merges == std::vector<std::string>{"a.json", "b.json"});
+  CHECK(line.overrides == std::vector<std::string>{"seed=2"});
+  CHECK_THROWS_WITH_AS(parse({"run", "case.json", "--merge"}), doctest::Contains("needs a file"),
+                       Error);
+  CHECK_THROWS_WITH_AS(parse({"run", "case.json", "--merg", "a.json"}),
+                       doctest::Contains("did you mean '--merge'"), Error);
 }
