@@ -24,6 +24,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"conditions[]",
          {"name", "type", "on", "field", "value", "a", "b", "derivative", "axis", "file", "fields",
           "expression", "points", "weight", "enforce"}},
+        {"conditions[].on", {"points"}},
         {"reference", {"file"}},
         {"decomposition",
          {"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain", "overlap",

@@ -62,8 +62,11 @@ struct EquationSpec {
 struct ConditionSpec {
   std::string name;
   ConditionKind type = ConditionKind::dirichlet;
-  std::string on;     // selector text; "initial" for type initial, unused for periodic/data
-  std::string field;  // dirichlet, neumann, robin, initial
+  std::string on;  // selector text; "initial" for type initial, unused for periodic/data
+  /// "on": {"points": [...]}: the fixed points (spatial coordinates, then time) a dirichlet or
+  /// residual condition holds at, instead of a selector (then `on` is empty).
+  std::vector<std::vector<double>> at_points;
+  std::string field;                    // dirichlet, neumann, robin, initial
   std::optional<ExpressionText> value;  // dirichlet, neumann, robin, initial
   std::optional<ExpressionText> a, b;   // robin
   std::string derivative;  // initial: "" or the time name ("t") for an initial velocity
