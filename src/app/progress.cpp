@@ -126,6 +126,7 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   const Problem& p = setup.problem;
   const Decomposition& d = setup.decomposition;
   out << "case " << c.name << " (" << c.file << ")\n";
+  for (const auto& line : c.description) out << "  " << line << "\n";
   out << "  coordinates: ";
   for (const auto& n : p.domain->input_names()) out << n << " ";
   const auto box = p.domain->bounding_box();

@@ -10,10 +10,10 @@ const std::vector<KeyGroup>& case_key_groups() {
     std::vector<std::string> geometry = names_of<ShapeKind>();
     geometry.push_back("tags");
     return std::vector<KeyGroup>{
-        {"",
-         {"name", "seed", "dtype", "device", "constants", "coordinates", "time", "fields",
-          "geometry", "equations", "conditions", "exact", "reference", "parameters",
-          "decomposition", "subdomains", "network", "training", "output"}},
+        {"", {"name",          "description", "seed",    "dtype",     "device",
+              "constants",     "coordinates", "time",    "fields",    "geometry",
+              "equations",     "conditions",  "exact",   "reference", "parameters",
+              "decomposition", "subdomains",  "network", "training",  "output"}},
         {"time", {"name", "range"}},
         {"parameters.<name>", {"initial", "trainable", "positive"}},
         {"geometry", geometry},

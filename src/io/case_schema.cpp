@@ -66,6 +66,7 @@ std::map<std::string, json> key_types() {
   const json shape = {{"$ref", "#/$defs/shape"}};
   return {
       {"name", type("string")},
+      {"description", {{"anyOf", {type("string"), array_of(type("string"))}}}},
       {"seed", integer(0)},
       {"dtype", one_of<FloatType>()},
       {"device", {{"type", "string"}, {"pattern", "^(auto|cpu|cuda(:[0-9]+)?)$"}}},

@@ -69,6 +69,12 @@ void read_symbols(const JsonNode& root, Case& c) {
   c.name = name.string();
   if (c.name.empty() || c.name.find_first_of("/\\ \t\n") != std::string::npos)
     name.fail("expected a non-empty run name without spaces or slashes, got " + name.describe());
+  if (const JsonNode description = root["description"]; description.present()) {
+    if (description.value().is_array())
+      for (const auto& line : description.elements()) c.description.push_back(line.string());
+    else
+      c.description.push_back(description.string());
+  }
   c.seed = root["seed"].unsigned_integer(c.seed);
   c.dtype = root["dtype"].option(c.dtype);
   read_device(root["device"], c);

@@ -1,4 +1,4 @@
-// Conditions given at points ("on": {"points": ...}).
+// Conditions given at points ("on": {"points": ...}) and the free-form "description" key.
 #include <doctest/doctest.h>
 
 #include "tessera/core/error.hpp"
@@ -72,4 +72,19 @@ TEST_CASE("points are refused where a normal is needed, with a point count or en
   doc = minimal();
   doc["conditions"][0]["on"] = {{"point", {{0, 0}}}};
   CHECK(error_of(doc).find("conditions[0].on.point") != std::string::npos);
+}
+
+TEST_CASE("a description is a string or a list of lines, kept in the effective case") {
+  json doc = minimal();
+  doc["description"] = "one line";
+  auto c = io::case_from_json(doc, "p.json");
+  CHECK(c.description == std::vector<std::string>{"one line"});
+  CHECK(c.effective["description"] == "one line");
+
+  doc["description"] = {"first", "second"};
+  c = io::case_from_json(doc, "p.json");
+  CHECK(c.description == std::vector<std::string>{"first", "second"});
+
+  doc["description"] = 3;
+  CHECK(error_of(doc).find("cases/p.json: description: expected a string") != std::string::npos);
 }

@@ -225,6 +225,9 @@ struct Case {
   nlohmann::json effective;  // the document after --set overrides (for run.json)
 
   std::string name;
+  /// "description": free text for people, one entry per line (a string is one line); it
+  /// changes nothing a run computes.
+  std::vector<std::string> description;
   uint64_t seed = 1234;
   FloatType dtype = FloatType::float32;
   DeviceChoice device = DeviceChoice::automatic;
