@@ -74,7 +74,7 @@ std::map<std::string, json> key_types() {
       {"coordinates",
        [] {
          json a = array_of(type("string"), 1);
-         a["maxItems"] = 3;
+         a["maxItems"] = 8;
          return a;
        }()},
       {"time.name", type("string")},
