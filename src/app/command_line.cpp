@@ -58,7 +58,8 @@ const std::vector<OptionHelp> option_help{
      "  --points FILE      (evaluate) points to evaluate at: HDF5 /points [n, dims], or CSV\n"
      "                     with a column per coordinate (a header row naming them optional)\n"
      "  --grid x=N,t=M     (evaluate) a grid over the domain's box, N points along x\n"
-     "                     (101 along coordinates not named), instead of --points\n"},
+     "                     (101 along coordinates not named; 11 above 3 inputs),\n"
+     "                     instead of --points\n"},
     {{"evaluate", "export"},
      "  --out FILE         (evaluate) .h5 or .csv (default: the points file's name with\n"
      "                     _values, or <case name>_grid.h5); (export) default\n"

@@ -48,13 +48,14 @@ std::vector<physics::Equation> requested_expressions(const std::string& text,
   return expressions;
 }
 
-/// --grid x=N,t=M over the domain's bounding box, 101 points along the coordinates not named.
+/// --grid x=N,t=M over the domain's bounding box, along the coordinates not named 101 points
+/// (11 above 3 inputs, as the output grid's default).
 io::GridLayout requested_grid(const std::string& text, const Setup& setup) {
   const auto names = setup.problem.domain->input_names();
   io::Case grid_case = setup.input;
   grid_case.output.grid.clear();
   grid_case.output.mesh_max_cell_size.reset();
-  for (const auto& name : names) grid_case.output.grid[name] = 101;
+  for (const auto& name : names) grid_case.output.grid[name] = names.size() <= 3 ? 101 : 11;
   for (const auto& item : top_level_items(text)) {
     const auto equals = item.find('=');
     const std::string name = item.substr(0, equals);

@@ -217,6 +217,11 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
       // The observations inside this subdomain (a point on a cut belongs to one side only).
       const auto mine = (d.partition.subdomain_of(plan.data->points) == id).nonzero().view(-1);
       if (mine.numel() == 0) continue;
+      if (plan.data->condition) {
+        model->groups.push_back(std::make_unique<physics::DataGroup>(
+            *plan.data->condition, plan.data->points.index_select(0, mine), points));
+        continue;
+      }
       model->groups.push_back(std::make_unique<physics::DataGroup>(
           plan.name, plan.data->fields, plan.data->points.index_select(0, mine),
           plan.data->values.index_select(0, mine), points));

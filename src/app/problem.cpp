@@ -62,6 +62,24 @@ physics::ConditionType condition_type(const io::ConditionSpec& spec) {
   TESSERA_UNREACHABLE(spec.key << " is not a pointwise condition");
 }
 
+/// The first row of `points` [n, inputs] outside the domain, if any.
+std::optional<int64_t> first_outside(const torch::Tensor& points, const geometry::Domain& domain) {
+  const auto inside = domain.contains(points);
+  if (inside.all().item<bool>()) return std::nullopt;
+  return torch::logical_not(inside).nonzero().min().item<int64_t>();
+}
+
+/// "x = 0.5, t = 1": row `row` of `points` with the inputs' names.
+std::string describe_point(const torch::Tensor& points, int64_t row,
+                           const geometry::Domain& domain) {
+  std::ostringstream text;
+  const auto names = domain.input_names();
+  for (int64_t k = 0; k < points.size(1); ++k)
+    text << (k ? ", " : "") << names[static_cast<std::size_t>(k)] << " = "
+         << points[row][k].item<double>();
+  return text.str();
+}
+
 /// Reads a data condition's file and checks that every observation lies inside the domain.
 DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec,
                    const geometry::Domain& domain) {
@@ -81,17 +99,37 @@ DataPlan read_data(const io::Case& c, const io::ConditionSpec& spec,
       torch::from_blob(const_cast<double*>(obs.values.data()),
                        {obs.count, static_cast<int64_t>(spec.fields.size())}, torch::kFloat64)
           .clone();
-  const auto inside = domain.contains(plan.points);
-  if (!inside.all().item<bool>()) {
-    const int64_t row = torch::logical_not(inside).nonzero().min().item<int64_t>();
-    std::ostringstream point;
-    const auto names = domain.input_names();
-    for (int64_t k = 0; k < obs.dims; ++k)
-      point << (k ? ", " : "") << names[k] << " = " << plan.points[row][k].item<double>();
-    TESSERA_FAIL(c.file << ": " << spec.key << ".file: observation " << row << " of '" << spec.file
-                        << "' (" << point.str() << ") lies outside the domain; remove it or fix "
+  if (const auto row = first_outside(plan.points, domain))
+    TESSERA_FAIL(c.file << ": " << spec.key << ".file: observation " << *row << " of '" << spec.file
+                        << "' (" << describe_point(plan.points, *row, domain)
+                        << ") lies outside the domain; remove it or fix the geometry");
+  return plan;
+}
+
+/// A dirichlet or residual condition at the points of `"on": {"points": ...}`, which must lie
+/// inside the domain. A point has no normal, so the expressions cannot read n_<x>.
+DataPlan point_condition(const io::Case& c, const io::ConditionSpec& spec,
+                         const expr::SymbolTable& symbols, const geometry::Domain& domain) {
+  expr::SymbolTable at_points = symbols;
+  at_points.extra.clear();
+  physics::Condition condition;
+  condition.name = spec.name;
+  condition.type = condition_type(spec);
+  if (!spec.field.empty()) condition.field = field_index(c, spec.field);
+  if (spec.value) condition.value = parse(c, *spec.value, at_points);
+  if (spec.expression) condition.expression = parse(c, *spec.expression, at_points);
+  DataPlan plan;
+  const auto n = static_cast<int64_t>(spec.at_points.size());
+  plan.points = torch::empty({n, domain.dims()}, torch::kFloat64);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < domain.dims(); ++k)
+      plan.points[i][k] = spec.at_points[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+  if (const auto row = first_outside(plan.points, domain))
+    TESSERA_FAIL(c.file << ": " << spec.key << ".on.points[" << *row << "]: the point ("
+                        << describe_point(plan.points, *row, domain) << ") of condition '"
+                        << spec.name << "' lies outside the domain; move it inside or fix "
                         << "the geometry");
-  }
+  plan.condition = std::move(condition);
   return plan;
 }
 
@@ -154,6 +192,10 @@ ConditionPlan build_condition(const io::Case& c, const io::ConditionSpec& spec,
   }
   if (spec.type == io::ConditionKind::data) {
     plan.data = read_data(c, spec, domain);
+    return plan;
+  }
+  if (!spec.at_points.empty()) {
+    plan.data = point_condition(c, spec, symbols, domain);
     return plan;
   }
   physics::Condition condition;

@@ -127,6 +127,7 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   const Problem& p = setup.problem;
   const Decomposition& d = setup.decomposition;
   out << "case " << c.name << " (" << c.file << ")\n";
+  for (const auto& line : c.description) out << "  " << line << "\n";
   out << "  coordinates: ";
   for (const auto& n : p.domain->input_names()) out << n << " ";
   const auto box = p.domain->bounding_box();
@@ -136,8 +137,9 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
   out << "]\n";
   const auto& shape = p.domain->shape();
   const char* measure_name[] = {"length", "area", "volume"};
-  out << "  geometry: " << io::name(c.geometry.kind) << ", " << measure_name[shape.dims() - 1]
-      << " " << shape.measure() << ", " << shape.boundary_parts().size() << " boundary part(s)\n";
+  out << "  geometry: " << io::name(c.geometry.kind) << ", "
+      << (shape.dims() <= 3 ? measure_name[shape.dims() - 1] : "measure") << " " << shape.measure()
+      << ", " << shape.boundary_parts().size() << " boundary part(s)\n";
   out << "  fields: ";
   for (const auto& f : p.symbols.fields) out << f << " ";
   out << "\n  derivatives needed: ";

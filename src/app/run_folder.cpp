@@ -194,10 +194,12 @@ std::optional<std::pair<std::size_t, std::string>> stage_key(const std::string& 
   return std::make_pair(static_cast<std::size_t>(std::stoul(index)), path.substr(dot + 1));
 }
 
-/// Keys whose change leaves the trained past as it was: where output goes, how often the run
-/// reports, how subdomains are placed on ranks, and the schedule of the stages not yet finished.
+/// Keys whose change leaves the trained past as it was: the description, where output goes, how
+/// often the run reports, how subdomains are placed on ranks, and the schedule of the stages not
+/// yet finished.
 bool is_allowed_difference(const std::string& path, std::size_t stages, std::size_t open_stage) {
   if (path == "device" || path == "output" || path.rfind("output.", 0) == 0) return true;
+  if (path == "description" || path.rfind("description.", 0) == 0) return true;
   // How the subdomains and points are spread over ranks does not change the results (slices:
   // beyond rounding, which the continued run notes).
   for (const char* key :

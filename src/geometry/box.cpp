@@ -23,8 +23,8 @@ void validate_box(const Box& box, const std::string& key, bool spatial) {
                                                     << " lower and " << box.hi.size()
                                                     << " upper bounds");
   if (spatial) {
-    TESSERA_CHECK(box.dims() >= 1 && box.dims() <= 3,
-                  key << ": a box has 1 to 3 dimensions, got " << box.dims());
+    TESSERA_CHECK(box.dims() >= 1 && box.dims() <= 8,
+                  key << ": a box has 1 to 8 dimensions, got " << box.dims());
   }
   for (int d = 0; d < box.dims(); ++d) {
     TESSERA_CHECK(std::isfinite(box.lo[d]) && std::isfinite(box.hi[d]),

@@ -10,10 +10,11 @@ const std::vector<KeyGroup>& case_key_groups() {
     std::vector<std::string> geometry = names_of<ShapeKind>();
     geometry.push_back("tags");
     return std::vector<KeyGroup>{
-        {"", {"name",          "seed",        "dtype",   "device",    "constants",
-              "definitions",   "coordinates", "time",    "fields",    "geometry",
-              "equations",     "conditions",  "exact",   "reference", "parameters",
-              "decomposition", "subdomains",  "network", "training",  "output"}},
+        {"",
+         {"name",        "description", "seed",      "dtype",      "device",        "constants",
+          "definitions", "coordinates", "time",      "fields",     "geometry",      "equations",
+          "conditions",  "exact",       "reference", "parameters", "decomposition", "subdomains",
+          "network",     "training",    "output"}},
         {"time", {"name", "range"}},
         {"parameters.<name>", {"initial", "trainable", "positive"}},
         {"geometry", geometry},
@@ -24,6 +25,7 @@ const std::vector<KeyGroup>& case_key_groups() {
         {"conditions[]",
          {"name", "type", "on", "field", "value", "a", "b", "derivative", "axis", "file", "fields",
           "expression", "points", "weight", "enforce"}},
+        {"conditions[].on", {"points"}},
         {"reference", {"file"}},
         {"decomposition",
          {"method", "split", "cuts", "balance", "interface", "ranks_per_subdomain", "overlap",

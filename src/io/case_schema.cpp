@@ -66,6 +66,7 @@ std::map<std::string, json> key_types() {
   const json shape = {{"$ref", "#/$defs/shape"}};
   return {
       {"name", type("string")},
+      {"description", {{"anyOf", {type("string"), array_of(type("string"))}}}},
       {"seed", integer(0)},
       {"dtype", one_of<FloatType>()},
       {"device", {{"type", "string"}, {"pattern", "^(auto|cpu|cuda(:[0-9]+)?)$"}}},
@@ -74,7 +75,7 @@ std::map<std::string, json> key_types() {
       {"coordinates",
        [] {
          json a = array_of(type("string"), 1);
-         a["maxItems"] = 3;
+         a["maxItems"] = 8;
          return a;
        }()},
       {"time.name", type("string")},
@@ -103,7 +104,8 @@ std::map<std::string, json> key_types() {
       {"conditions", array_of(group("conditions[]"))},
       {"conditions[].name", type("string")},
       {"conditions[].type", one_of<ConditionKind>()},
-      {"conditions[].on", type("string")},
+      {"conditions[].on", or_group(type("string"), "conditions[].on")},
+      {"conditions[].on.points", array_of(array_of(type("number"), 1), 1)},
       {"conditions[].field", type("string")},
       {"conditions[].value", expression()},
       {"conditions[].a", expression()},
@@ -227,6 +229,7 @@ const std::map<std::string, std::vector<std::string>>& required_keys() {
       {"geometry.polygon", {"vertices"}},
       {"equations[]", {"residual"}},
       {"conditions[]", {"type"}},
+      {"conditions[].on", {"points"}},
       {"reference", {"file"}},
       {"subdomains.<id>.collocation", {"points"}},
       {"network.adaptive_activation", {"scale"}},

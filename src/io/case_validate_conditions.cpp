@@ -71,6 +71,40 @@ void check_term_name(const JsonNode& node, const std::string& name) {
     node.fail("'" + name + "' names an interface loss term; choose another name");
 }
 
+/// "on": {"points": [[x, y, t], ...]}: a dirichlet or residual condition at fixed points.
+/// Only these two: a point has no outward normal for neumann or robin, and an initial
+/// condition's points are the start time's.
+void read_points(const JsonNode& on, const JsonNode& node, ConditionSpec& cond, const Case& c) {
+  on.check_object(keys_at("conditions[].on"));
+  if (cond.type != ConditionKind::dirichlet && cond.type != ConditionKind::residual)
+    on.fail(
+        "points are taken by dirichlet and residual conditions only (a point has no "
+        "outward normal); for a derivative at a point write a residual condition, e.g. "
+        "\"type\": \"residual\", \"expression\": \"u_x - 1\"");
+  if (node["points"].present())
+    node["points"].fail(
+        "a condition at given points holds at exactly those points; remove 'points'");
+  if (cond.exact)
+    node["enforce"].fail("a condition at points is a penalty only; remove \"enforce\"");
+  std::vector<std::string> inputs = c.coordinates;
+  if (c.time) inputs.push_back(c.time->name);
+  std::string example;
+  for (const auto& name : inputs)
+    example += (example.empty() ? "" : ", ") + std::string("<") + name + ">";
+  const JsonNode list = on.required("points", "\"points\": [[" + example + "]]");
+  for (const auto& point : list.elements(1, "point")) {
+    const auto values = point.elements();
+    if (values.size() != inputs.size())
+      point.fail("a point needs one number per input (" + quoted_list(inputs) + "): expected " +
+                 std::to_string(inputs.size()) + ", got " + std::to_string(values.size()));
+    std::vector<double> xs;
+    for (const auto& v : values) xs.push_back(v.number());
+    cond.at_points.push_back(std::move(xs));
+  }
+  // The memory estimate counts a condition's points through the network.
+  cond.points = static_cast<int64_t>(cond.at_points.size());
+}
+
 ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case& c) {
   node.check_object(keys_at("conditions[]"));
   ConditionSpec cond;
@@ -142,6 +176,8 @@ ConditionSpec read_condition(const JsonNode& node, std::size_t index, const Case
       if (std::count(cond.fields.begin(), cond.fields.end(), cond.fields.back()) > 1)
         f.fail("'" + cond.fields.back() + "' is listed twice");
     }
+  } else if (node["on"].present() && node["on"].value().is_object()) {
+    read_points(node["on"], node, cond, c);
   } else {
     const JsonNode on = node["on"];
     cond.on = on.string("boundary");

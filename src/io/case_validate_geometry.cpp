@@ -116,10 +116,15 @@ ShapeSpec read_shape(const JsonNode& node, nlohmann::json& raw, const Case& c, b
     need_dims(3);
     read_round(shape, kind, 3, out);
   } else if (kind == "mesh") {
-    if (dims < 2) shape.fail("a mesh is 2-D or 3-D but the case has 1 coordinate");
+    if (dims < 2 || dims > 3)
+      shape.fail("a mesh is 2-D or 3-D but the case has " + dims_text(dims));
     out.file = resolve_against_case(c, shape.string());
     raw[kind] = out.file;
   } else {  // union, intersection, difference
+    // Combinations classify through outlines (2-D) and surfaces (3-D), which have no 4-D kin.
+    if (dims > 3)
+      shape.fail("'" + kind + "' combines shapes in 1 to 3 dimensions; the case has " +
+                 dims_text(dims) + ": use a single \"box\"");
     const auto parts = shape.elements(kind == "union" ? 1 : 2, "shape");
     for (std::size_t i = 0; i < parts.size(); ++i)
       out.children.push_back(read_shape(parts[i], raw[kind][i], c, false, counts));

@@ -69,16 +69,26 @@ void read_symbols(const JsonNode& root, Case& c) {
   c.name = name.string();
   if (c.name.empty() || c.name.find_first_of("/\\ \t\n") != std::string::npos)
     name.fail("expected a non-empty run name without spaces or slashes, got " + name.describe());
+  if (const JsonNode description = root["description"]; description.present()) {
+    if (description.value().is_array())
+      for (const auto& line : description.elements()) c.description.push_back(line.string());
+    else
+      c.description.push_back(description.string());
+  }
   c.seed = root["seed"].unsigned_integer(c.seed);
   c.dtype = root["dtype"].option(c.dtype);
   read_device(root["device"], c);
 
   Symbols symbols;
   const JsonNode coordinates =
-      root.required("coordinates", "\"coordinates\": [\"x\", \"y\"] (1 to 3 spatial coordinates)");
+      root.required("coordinates", "\"coordinates\": [\"x\", \"y\"] (1 to 8 spatial coordinates)");
   const auto coordinate_nodes = coordinates.elements(1, "coordinate");
-  if (coordinate_nodes.size() > 3)
-    coordinates.fail("expected 1 to 3 spatial coordinates, got " +
+  // The network's inputs are the coordinates and time; beyond 8 the shipped geometry (boxes)
+  // and the default output grid stop being useful, and nothing has been tested there.
+  const std::size_t max_inputs = root["time"].present() ? 7 : 8;
+  if (coordinate_nodes.size() > max_inputs)
+    coordinates.fail("expected 1 to " + std::to_string(max_inputs) +
+                     " spatial coordinates (8 inputs with time), got " +
                      std::to_string(coordinate_nodes.size()) +
                      "; time goes in \"time\": {\"name\": \"t\", \"range\": [0, 1]}");
   for (const auto& node : coordinate_nodes) {

@@ -132,11 +132,10 @@ void validate_mesh(const GridLayout& layout) {
 
 void GridLayout::validate() const {
   if (mesh) return validate_mesh(*this);
-  TESSERA_CHECK(!names.empty() && names.size() <= 4,
-                "output grid needs 1 to 4 axes (space, then time), got " << names.size());
+  TESSERA_CHECK(!names.empty() && names.size() <= 8,
+                "output grid needs 1 to 8 axes (space, then time), got " << names.size());
   TESSERA_CHECK(names.size() == axes.size(),
                 "output grid has " << names.size() << " names but " << axes.size() << " axes");
-  TESSERA_CHECK(spatial_dims() <= 3, "output grid has more than 3 spatial axes");
   validate_names(names);
   for (std::size_t a = 0; a < axes.size(); ++a) {
     TESSERA_CHECK(!axes[a].empty(), "output grid axis '" << names[a] << "' has no points");

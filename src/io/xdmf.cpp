@@ -129,6 +129,15 @@ std::string xdmf_text(const GridLayout& layout, const std::vector<std::string>& 
   // A layout with time only is drawn as a line over time; otherwise time makes a collection.
   const bool temporal = layout.has_time && layout.spatial_dims() >= 1;
   const int space = temporal ? layout.spatial_dims() : static_cast<int>(layout.names.size());
+  if (space > 3 && !layout.mesh) {
+    // XDMF grids have at most 3 axes: beyond that only the HDF5 file holds the solution.
+    return "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+           "<!-- A " +
+           std::to_string(space) +
+           "-D grid has no XDMF view: XDMF grids have at most 3 axes. The solution is in " +
+           h5_file_name +
+           " (docs/output-format.md). -->\n<Xdmf Version=\"3.0\">\n  <Domain/>\n</Xdmf>\n";
+  }
   const std::vector<int64_t> space_shape = spatial_shape(layout, space);
 
   Writer w;

@@ -19,9 +19,18 @@ DataGroup::DataGroup(std::string name, std::vector<int> fields, const torch::Ten
   place();
 }
 
+DataGroup::DataGroup(Condition condition, const torch::Tensor& points, PointOptions options)
+    : name_(condition.name),
+      condition_(std::move(condition)),
+      options_(options),
+      all_points_(points.size(0)) {
+  source_points_ = options.replica.rows(points);
+  place();
+}
+
 void DataGroup::place() {
   x_ = source_points_.to(options_.device, options_.dtype);
-  values_ = source_values_.to(options_.device, options_.dtype);
+  if (source_values_.defined()) values_ = source_values_.to(options_.device, options_.dtype);
 }
 
 void DataGroup::set_dtype(torch::Dtype dtype) {
@@ -30,6 +39,8 @@ void DataGroup::set_dtype(torch::Dtype dtype) {
 }
 
 std::set<expr::DerivativeKey> DataGroup::derivatives() const {
+  // Spatial dimensions matter to the normal derivative only, which a point condition never has.
+  if (condition_) return condition_derivatives(*condition_, 0);
   std::set<expr::DerivativeKey> keys;
   for (int f : fields_) keys.insert({f, {}});
   return keys;
@@ -43,6 +54,11 @@ std::vector<FieldRequest> DataGroup::requests(const FieldEvaluator& fields,
 std::vector<TermValue> DataGroup::terms(const std::vector<expr::Environment>& environments,
                                         const Chunk& chunk) const {
   const auto& env = environments.at(0);
+  if (condition_) {
+    const auto r = condition_residual(*condition_, env, {});
+    const auto loss = r.size(0) ? mean_square(r) : torch::zeros({}, r.options());
+    return {options_.replica.term(name_, loss, r, x_.size(0), all_points_, chunk)};
+  }
   const auto values = chunk.rows(values_);
   std::vector<torch::Tensor> misfits;
   for (std::size_t k = 0; k < fields_.size(); ++k)

@@ -30,8 +30,9 @@ TEST_CASE("the same case has no differences and its hash is stable") {
   CHECK(tessera::app::case_hash(other) != tessera::app::case_hash(two_stage_case()));
 }
 
-TEST_CASE("output, reporting, device and the last stage's length may change") {
+TEST_CASE("output, reporting, device, description and the last stage's length may change") {
   auto now = two_stage_case();
+  now["description"] = {"a text for people", "changes nothing computed"};
   now["output"]["directory"] = "elsewhere";
   now["output"]["grid"]["x"] = 101;
   now["device"] = "cpu";

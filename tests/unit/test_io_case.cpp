@@ -23,7 +23,7 @@ const char* const kExample = R"JSON({
   "dtype": "float32",                 // float32 | float64
   "device": "auto",                   // auto | cpu | cuda  (auto: cuda when present)
   "constants": { "k": 1.0 },          // pi and e are built in
-  "coordinates": ["x", "y"],          // 1 to 3 spatial coordinates, single identifiers
+  "coordinates": ["x", "y"],          // 1 to 8 spatial coordinates, single identifiers
   // "time": { "name": "t", "range": [0, 1] },   // makes it a space-time problem
   "fields": ["u"],                    // unknowns; names without '_'
   "geometry": { "box": [[0, 1], [0, 1]] },

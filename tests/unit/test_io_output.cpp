@@ -384,6 +384,18 @@ TEST_CASE(
   CHECK(count(xmf, "<DataItem Dimensions=\"5\" NumberType=\"Float\"") == 6);  // u, u_exact per step
 }
 
+TEST_CASE("xdmf text beyond 3 spatial axes is a well-formed file without a grid") {
+  io::GridLayout layout;
+  layout.names = {"x1", "x2", "x3", "x4", "x5"};
+  layout.axes = {{0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 0.5, 1}};
+  const std::string xmf = io::xdmf_text(layout, {"u"}, true, "p5.h5", "p5");
+  std::string why;
+  CHECK_MESSAGE(well_formed_xml(xmf, why), why);
+  CHECK(count(xmf, "<Grid") == 0);
+  CHECK(count(xmf, "A 5-D grid has no XDMF view") == 1);
+  CHECK(count(xmf, "p5.h5") == 1);
+}
+
 TEST_CASE("xdmf text for 3-D space: 3DRectMesh dimensions slowest first, VXVYVZ axes x, y, z") {
   io::GridLayout layout;
   layout.names = {"x", "y", "z", "t"};

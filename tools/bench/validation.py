@@ -136,6 +136,11 @@ PROBLEMS = {
         "published": "none (suite problem)",
         "citation": "-",
     },
+    "poisson5d": {
+        "case": "cases/validation/poisson5d.json",
+        "published": "none (suite problem)",
+        "citation": "-",
+    },
 }
 
 

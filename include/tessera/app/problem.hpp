@@ -16,11 +16,13 @@
 
 namespace tessera::app {
 
-/// A `data` condition's observations (float64, CPU), checked to lie inside the domain.
+/// A `data` condition's observations (float64, CPU), checked to lie inside the domain; or a
+/// dirichlet or residual condition at given points (`condition` set, no fields or values).
 struct DataPlan {
   std::vector<int> fields;  ///< observed outputs, in the columns' order
   torch::Tensor points;     ///< [n, inputs]
   torch::Tensor values;     ///< [n, fields.size()]
+  std::optional<physics::Condition> condition;
 };
 
 /// A condition with how it is sampled and weighted.

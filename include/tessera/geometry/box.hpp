@@ -16,7 +16,7 @@ struct Box {
   std::vector<double> center() const;
 };
 
-/// Throws unless lo and hi have the same size (1 to 3 when `spatial`) and lo < hi, all finite.
+/// Throws unless lo and hi have the same size (1 to 8 when `spatial`) and lo < hi, all finite.
 /// `key` names the case-file key in the message.
 void validate_box(const Box& box, const std::string& key, bool spatial = true);
 

@@ -62,8 +62,11 @@ struct EquationSpec {
 struct ConditionSpec {
   std::string name;
   ConditionKind type = ConditionKind::dirichlet;
-  std::string on;     // selector text; "initial" for type initial, unused for periodic/data
-  std::string field;  // dirichlet, neumann, robin, initial
+  std::string on;  // selector text; "initial" for type initial, unused for periodic/data
+  /// "on": {"points": [...]}: the fixed points (spatial coordinates, then time) a dirichlet or
+  /// residual condition holds at, instead of a selector (then `on` is empty).
+  std::vector<std::vector<double>> at_points;
+  std::string field;                    // dirichlet, neumann, robin, initial
   std::optional<ExpressionText> value;  // dirichlet, neumann, robin, initial
   std::optional<ExpressionText> a, b;   // robin
   std::string derivative;  // initial: "" or the time name ("t") for an initial velocity
@@ -222,6 +225,9 @@ struct Case {
   nlohmann::json effective;  // the document after --set overrides (for run.json)
 
   std::string name;
+  /// "description": free text for people, one entry per line (a string is one line); it
+  /// changes nothing a run computes.
+  std::vector<std::string> description;
   uint64_t seed = 1234;
   FloatType dtype = FloatType::float32;
   DeviceChoice device = DeviceChoice::automatic;

@@ -1,6 +1,11 @@
 #pragma once
 /// A `data` condition: the misfit between the fields and observations at fixed points
 /// (docs/case-format.md "Conditions"). The points never move, so resample() does nothing.
+/// A dirichlet or residual condition given at points (`"on": {"points": ...}`) is the same
+/// group with the condition's residual in place of the misfit.
+#include <optional>
+
+#include "tessera/physics/condition_group.hpp"
 #include "tessera/physics/loss_group.hpp"
 
 namespace tessera::physics {
@@ -12,6 +17,10 @@ class DataGroup : public LossGroup {
   /// are the network outputs observed, in the columns' order.
   DataGroup(std::string name, std::vector<int> fields, const torch::Tensor& points,
             const torch::Tensor& values, PointOptions options);
+
+  /// `condition` (dirichlet or residual: no normal is read) at `points` [n, inputs]
+  /// (float64, CPU), the points inside this subdomain.
+  DataGroup(Condition condition, const torch::Tensor& points, PointOptions options);
 
   void resample() override {}
   /// One term: mean over the points of the summed squared misfits of the observed fields.
@@ -29,6 +38,7 @@ class DataGroup : public LossGroup {
 
   std::string name_;
   std::vector<int> fields_;
+  std::optional<Condition> condition_;  ///< set: a condition at points, not observations
   PointOptions options_;
   int64_t all_points_;
   torch::Tensor source_points_, source_values_;  ///< this replica's rows, float64 on the CPU
