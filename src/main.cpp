@@ -5,6 +5,8 @@
 //   tessera check cases/heat1d.json
 //   tessera evaluate results/heat1d --points probes.csv
 //   tessera export results/heat1d --out heat1d.pt
+#include <cstdlib>
+
 #include "tessera/app/command_line.hpp"
 #include "tessera/app/console.hpp"
 #include "tessera/core/error.hpp"
@@ -16,6 +18,12 @@ int main(int argc, char** argv) {
   try {
     const auto line = tessera::app::parse_command_line(argc, argv);
     tessera::app::Console console(tessera::parallel::is_root());
+    // A launcher of another MPI library starts every process as a job of its own: refused
+    // before any command reads a case or a run, rather than N runs racing for one folder.
+    const std::string foreign =
+        tessera::parallel::foreign_launcher(tessera::parallel::Communicator::world().size(),
+                                            [](const char* name) { return std::getenv(name); });
+    TESSERA_CHECK(foreign.empty(), foreign);
     switch (line.command) {
       case Command::help:
         console.out() << tessera::app::usage(line.help_for);

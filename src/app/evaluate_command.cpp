@@ -85,9 +85,6 @@ std::string output_path(const CommandLine& line, const Setup& setup) {
 
 int evaluate_command(const CommandLine& line) {
   const auto comm = parallel::Communicator::world();
-  const std::string foreign =
-      parallel::foreign_launcher(comm.size(), [](const char* name) { return std::getenv(name); });
-  TESSERA_CHECK(foreign.empty(), foreign);
   Console console(comm.rank() == 0);
   // Refused before the networks are built: a bad name should not wait for them.
   io::is_csv_path(line.out.empty() ? "values.h5" : line.out, "--out");

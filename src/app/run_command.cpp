@@ -1,7 +1,6 @@
 // `tessera run`: the steps of a training run, in order. Each step is a function with its own
 // header; this file is the table of contents.
 #include <cstdio>
-#include <cstdlib>
 
 #include "tessera/app/budget_plan.hpp"
 #include "tessera/app/checkpointing.hpp"
@@ -76,9 +75,6 @@ int run_command(const CommandLine& line) {
   //    in set-up at once, and in training after a grace period if no log iteration came.
   //    Rank 0 goes first, so that it records the stop before the launcher ends the others.
   const auto comm = parallel::Communicator::world();
-  const std::string foreign =
-      parallel::foreign_launcher(comm.size(), [](const char* name) { return std::getenv(name); });
-  TESSERA_CHECK(foreign.empty(), foreign);
   core::install_stop_handlers();
   const double later = comm.rank() == 0 ? 0.0 : 2.0;
   core::start_stop_watchdog(stop_grace_s + later, warning_grace_s + later, later, exit_stopped);

@@ -67,6 +67,32 @@ const char* torch_function(Function function) {
   return "";
 }
 
+/// The torch function of a comparison, or nullptr for the arithmetic operators.
+const char* comparison(Op op) {
+  switch (op) {
+    case Op::less:
+      return "torch.lt";
+    case Op::less_equal:
+      return "torch.le";
+    case Op::greater:
+      return "torch.gt";
+    case Op::greater_equal:
+      return "torch.ge";
+    case Op::equal:
+      return "torch.eq";
+    case Op::not_equal:
+      return "torch.ne";
+    case Op::add:
+    case Op::subtract:
+    case Op::multiply:
+    case Op::divide:
+    case Op::power:
+    case Op::negate:
+      break;
+  }
+  return nullptr;
+}
+
 std::string source(const Node& node, const std::string& points, const std::string& key) {
   auto child = [&](std::size_t k) { return source(*node.children.at(k), points, key); };
   switch (node.kind) {
@@ -78,33 +104,11 @@ std::string source(const Node& node, const std::string& points, const std::strin
       return "(-" + child(0) + ")";
     case NodeKind::binary: {
       const std::string a = child(0), b = child(1);
-      switch (node.op) {
-        case Op::add:
-          return "(" + a + " + " + b + ")";
-        case Op::subtract:
-          return "(" + a + " - " + b + ")";
-        case Op::multiply:
-          return "(" + a + " * " + b + ")";
-        case Op::divide:
-          return "(" + a + " / " + b + ")";
-        case Op::power:
-          return "torch.pow(" + a + ", " + b + ")";
-        case Op::negate:
-          return "(-" + a + ")";
-        case Op::less:
-          return "torch.lt(" + a + ", " + b + ").to(" + points + ".dtype)";
-        case Op::less_equal:
-          return "torch.le(" + a + ", " + b + ").to(" + points + ".dtype)";
-        case Op::greater:
-          return "torch.gt(" + a + ", " + b + ").to(" + points + ".dtype)";
-        case Op::greater_equal:
-          return "torch.ge(" + a + ", " + b + ").to(" + points + ".dtype)";
-        case Op::equal:
-          return "torch.eq(" + a + ", " + b + ").to(" + points + ".dtype)";
-        case Op::not_equal:
-          return "torch.ne(" + a + ", " + b + ").to(" + points + ".dtype)";
-      }
-      break;
+      if (node.op == Op::power) return "torch.pow(" + a + ", " + b + ")";
+      // Comparisons give 0/1 in the points' dtype, as apply() in operations.cpp does.
+      if (const char* compare = comparison(node.op))
+        return std::string(compare) + "(" + a + ", " + b + ").to(" + points + ".dtype)";
+      return "(" + a + " " + op_symbol(node.op) + " " + b + ")";
     }
     case NodeKind::call: {
       const std::string name = torch_function(node.function);
