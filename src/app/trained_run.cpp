@@ -29,6 +29,24 @@ nlohmann::json read_run_record(const std::string& directory) {
   return record;
 }
 
+/// --set may change how the model is evaluated (device, derivative engine, new definitions),
+/// never the model: the checkpoint holds networks trained for the recorded case, and keys like
+/// the activation, the geometry (input scaling) or an exactly enforced value change what they
+/// compute without changing their shapes.
+void refuse_model_changes(const nlohmann::json& recorded, const nlohmann::json& effective) {
+  for (const char* key : {"coordinates", "time", "fields", "geometry", "conditions", "constants",
+                          "parameters", "network", "decomposition", "subdomains"})
+    TESSERA_CHECK(recorded.value(key, nlohmann::json()) == effective.value(key, nlohmann::json()),
+                  "--set: '" << key << "' would change the trained model, which the checkpoint "
+                             << "holds for the recorded case; only keys that leave it alone "
+                             << "(device, training.derivatives, new definitions) may change");
+  if (!recorded.contains("definitions")) return;
+  for (const auto& [name, text] : recorded["definitions"].items())
+    TESSERA_CHECK(effective["definitions"].value(name, nlohmann::json()) == text,
+                  "--set: definitions." << name << " may be read by the trained model (an exactly "
+                                        << "enforced value); add new definitions instead");
+}
+
 }  // namespace
 
 TrainedRun open_trained_run(const parallel::Communicator& comm, const std::string& directory,
@@ -42,6 +60,7 @@ TrainedRun open_trained_run(const parallel::Communicator& comm, const std::strin
   if (document.contains("decomposition") && document["decomposition"].is_object())
     document["decomposition"].erase("ranks_per_subdomain");
   auto input = io::case_from_json(document, case_file, overrides);
+  refuse_model_changes(document, input.effective);
   const auto found = io::newest_intact_checkpoint(directory);
   TESSERA_CHECK(!found.directory.empty(),
                 "'" << directory << "' holds no complete and intact checkpoint"

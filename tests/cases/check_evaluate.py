@@ -251,6 +251,10 @@ def check_bad_lines(args, work, problems):
         "not a run folder": ([work, "--grid", "x=5"], "has no run.json"),
         "bad extension": ([folder, "--points", "p.txt"], "unknown extension"),
         "option of another command": ([folder, "--grid", "x=5", "--ranks", "2"], "--ranks"),
+        "a --set that changes the model": (
+            [folder, "--grid", "x=5", "--set", "network.activation=sin"],
+            "'network' would change the trained model",
+        ),
     }
     export_on_two = run(launcher(args, 2) + [args.tessera, "export", folder], work, expect_ok=False)
     if export_on_two.returncode == 0 or "without mpiexec" not in export_on_two.stderr:

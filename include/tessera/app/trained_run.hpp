@@ -22,7 +22,8 @@ struct TrainedRun {
 };
 
 /// Reads `directory`'s run.json (the effective case and the case file's path, against whose
-/// folder relative paths resolve), applies `overrides` (--set, e.g. device=cpu), prepares the
+/// folder relative paths resolve), applies `overrides` (--set, e.g. device=cpu; a key that
+/// would change the model, such as network.activation, is refused), prepares the
 /// case for comm's ranks, builds this rank's subdomains and loads their networks (and the
 /// trainable parameters) from the newest intact checkpoint, onto this rank's device. A run
 /// still training is read as it stands, with a note. Errors name the folder and what is
