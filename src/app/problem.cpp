@@ -253,7 +253,13 @@ Problem build_problem(const io::Case& c, int local_rank) {
   for (const auto& [name, text] : c.definitions) p.symbols.definitions[name] = text.text;
   // Every definition is parsed once on its own, so that one no expression uses is still
   // checked (and a cycle found) before training.
-  for (const auto& [name, text] : c.definitions) parse(c, text, p.symbols);
+  for (const auto& [name, text] : c.definitions) {
+    try {
+      expr::check_definition(name, p.symbols, text.key);
+    } catch (const Error& e) {
+      throw Error(c.file + ": " + e.what());
+    }
+  }
 
   std::optional<std::array<double, 2>> time_range;
   if (c.time) time_range = c.time->range;

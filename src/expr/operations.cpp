@@ -34,8 +34,8 @@ const FunctionInfo* find_function(const std::string& name) {
 std::vector<std::string> function_names() {
   std::vector<std::string> names;
   for (const auto& info : kFunctions) names.emplace_back(info.name);
-  names.emplace_back("D");
-  names.emplace_back("lap");
+  for (const char* name : {"D", "lap", "d", "grad", "div", "dot", "vector"})
+    names.emplace_back(name);
   return names;
 }
 

@@ -5,11 +5,15 @@
 //   unary      := ('-' | '+') unary | power          (so -x^2 = -(x^2))
 //   power      := primary ('^' unary)?               (right-associative; 2^-1 works)
 //   primary    := number | symbol | call | '(' comparison ')'
+// Operands are Terms (term.hpp): numbers per point, or vectors from grad() and vector().
 #include <algorithm>
 
+#include "term.hpp"
 #include "tessera/core/text.hpp"
 #include "tessera/expr/ast.hpp"
 #include "tessera/expr/diagnostics.hpp"
+#include "tessera/expr/differentiate.hpp"
+#include "tessera/expr/expression.hpp"
 #include "tessera/expr/lexer.hpp"
 #include "tessera/expr/resolve.hpp"
 
@@ -18,6 +22,10 @@ namespace tessera::expr {
 namespace {
 
 constexpr int kMaxDepth = 200;
+
+/// The definitions being read on this thread, innermost last.
+thread_local std::vector<std::string> expanding;
+
 const char* const kOperand = "expected a number, symbol or '('";
 
 class Parser {
@@ -25,9 +33,12 @@ class Parser {
   Parser(const std::string& text, const SymbolTable& symbols, const std::string& key)
       : key_(key), tokens_(tokenize(text, key)), resolver_(symbols, key) {}
 
-  NodePtr parse() {
+  NodePtr parse() { return as_number(parse_term(), key_, "the expression"); }
+
+  /// The whole text as one term (a definition may be a vector).
+  Term parse_term() {
     if (peek().kind == TokenKind::end) fail_at(key_, "empty expression", peek().column, kOperand);
-    NodePtr root = parse_comparison();
+    Term root = parse_comparison();
     const Token& extra = peek();
     if (extra.kind == TokenKind::right_paren)
       fail_at(key_, "unexpected ')'", extra.column, "no '(' to close");
@@ -42,52 +53,51 @@ class Parser {
   const Token& next() { return tokens_[pos_ < tokens_.size() - 1 ? pos_++ : pos_]; }
   bool peek_op(const char* op) const { return peek().kind == TokenKind::op && peek().text == op; }
 
-  NodePtr parse_comparison() {
+  Term parse_comparison() {
     static const std::pair<const char*, Op> kComparisons[] = {
         {"<", Op::less},           {"<=", Op::less_equal}, {">", Op::greater},
         {">=", Op::greater_equal}, {"==", Op::equal},      {"!=", Op::not_equal}};
-    NodePtr left = parse_additive();
+    Term left = parse_additive();
     for (;;) {
       const auto it = std::find_if(std::begin(kComparisons), std::end(kComparisons),
                                    [&](const auto& c) { return peek_op(c.first); });
       if (it == std::end(kComparisons)) return left;
       const int column = next().column;
-      left = make_binary(it->second, std::move(left), parse_additive(), column);
+      left = combine(it->second, std::move(left), parse_additive(), column, key_);
     }
   }
 
-  NodePtr parse_additive() {
-    NodePtr left = parse_multiplicative();
+  Term parse_additive() {
+    Term left = parse_multiplicative();
     while (peek_op("+") || peek_op("-")) {
       const Token& op = next();
-      left = make_binary(op.text == "+" ? Op::add : Op::subtract, std::move(left),
-                         parse_multiplicative(), op.column);
+      left = combine(op.text == "+" ? Op::add : Op::subtract, std::move(left),
+                     parse_multiplicative(), op.column, key_);
     }
     return left;
   }
 
-  NodePtr parse_multiplicative() {
-    NodePtr left = parse_unary();
+  Term parse_multiplicative() {
+    Term left = parse_unary();
     while (peek_op("*") || peek_op("/")) {
       const Token& op = next();
-      left = make_binary(op.text == "*" ? Op::multiply : Op::divide, std::move(left), parse_unary(),
-                         op.column);
+      left = combine(op.text == "*" ? Op::multiply : Op::divide, std::move(left), parse_unary(),
+                     op.column, key_);
     }
     return left;
   }
 
-  NodePtr parse_unary() {
+  Term parse_unary() {
     // Every nesting passes through here, so this bounds the recursion of any input.
     const Token& start = peek();
     if (++depth_ > kMaxDepth)
       fail_at(key_, "expression nested too deeply", start.column,
               "more than " + std::to_string(kMaxDepth) + " levels");
-    NodePtr result;
+    Term result;
     if (peek_op("-") || peek_op("+")) {
       const Token& op = next();
-      NodePtr operand = parse_unary();
-      result = op.text == "-" ? make_unary(Op::negate, std::move(operand), op.column)
-                              : std::move(operand);
+      Term operand = parse_unary();
+      result = op.text == "-" ? negated(std::move(operand), op.column) : std::move(operand);
     } else {
       result = parse_power();
     }
@@ -95,23 +105,24 @@ class Parser {
     return result;
   }
 
-  NodePtr parse_power() {
-    NodePtr base = parse_primary();
+  Term parse_power() {
+    Term base = parse_primary();
     if (!peek_op("^")) return base;
     const int column = next().column;
-    return make_binary(Op::power, std::move(base), parse_unary(), column);
+    return combine(Op::power, std::move(base), parse_unary(), column, key_);
   }
 
-  NodePtr parse_primary() {
+  Term parse_primary() {
     const Token& token = next();
     switch (token.kind) {
       case TokenKind::number:
-        return make_number(token.value, token.column);
+        return Term::number(make_number(token.value, token.column));
       case TokenKind::identifier:
         if (peek().kind == TokenKind::left_paren) return parse_call(token);
-        return resolver_.symbol(token.text, token.column);
+        if (resolver_.kind_of(token.text) == "definition") return parse_definition(token.text);
+        return Term::number(resolver_.symbol(token.text, token.column));
       case TokenKind::left_paren: {
-        NodePtr inner = parse_comparison();
+        Term inner = parse_comparison();
         expect_close(token, "an operator or ')'");
         return inner;
       }
@@ -122,6 +133,27 @@ class Parser {
         break;
     }
     fail_at(key_, "unexpected " + describe(token), token.column, kOperand);
+  }
+
+  /// A definition's expression, read where it is used, so derivatives reach through it; it
+  /// may be a vector. A definition met again while it is being read is a cycle.
+  Term parse_definition(const std::string& name) {
+    std::string chain;
+    for (const auto& active : expanding) chain += active + " -> ";
+    if (std::find(expanding.begin(), expanding.end(), name) != expanding.end())
+      TESSERA_FAIL(key_ << ": definitions: '" << name << "' depends on itself (" << chain << name
+                        << ")");
+    expanding.push_back(name);
+    try {
+      Term term = Parser(resolver_.symbols().definitions.at(name), resolver_.symbols(),
+                         "definitions." + name)
+                      .parse_term();
+      expanding.pop_back();
+      return term;
+    } catch (...) {
+      expanding.pop_back();
+      throw;
+    }
   }
 
   /// Consumes the ')' that closes `open`, or fails saying what was `expected` instead.
@@ -135,9 +167,13 @@ class Parser {
             "expected " + expected + "; " + closes);
   }
 
-  NodePtr parse_call(const Token& name) {
-    if (name.text == "D") return parse_derivative(name);
-    if (name.text == "lap") return parse_laplacian(name);
+  Term parse_call(const Token& name) {
+    if (name.text == "D") return Term::number(parse_derivative(name));
+    if (name.text == "lap") return Term::number(parse_laplacian(name));
+    if (name.text == "d") return Term::number(parse_expression_derivative(name));
+    if (name.text == "grad") return parse_gradient(name);
+    if (name.text == "div" || name.text == "dot" || name.text == "vector")
+      return parse_vector_operator(name);
     const FunctionInfo* info = find_function(name.text);
     if (info == nullptr) {
       const std::string kind = resolver_.kind_of(name.text);
@@ -149,8 +185,17 @@ class Parser {
               suggestion.empty() ? "the functions are " + join(function_names())
                                  : "did you mean '" + suggestion + "'?");
     }
-    const Token& open = next();
     std::vector<NodePtr> args;
+    for (Term& arg : parse_arguments(name, info->min_args, info->max_args))
+      args.push_back(as_number(std::move(arg), key_, "an argument of '" + name.text + "'"));
+    return Term::number(make_call(info->function, std::move(args), name.column));
+  }
+
+  /// The expressions between the parentheses after `name`, min_args to max_args of them
+  /// (max_args = -1: no upper limit).
+  std::vector<Term> parse_arguments(const Token& name, int min_args, int max_args) {
+    const Token& open = next();
+    std::vector<Term> args;
     if (peek().kind == TokenKind::right_paren) {
       next();
     } else {
@@ -162,13 +207,69 @@ class Parser {
       expect_close(open, "',' or ')' in the arguments of '" + name.text + "'");
     }
     const int count = static_cast<int>(args.size());
-    if (count < info->min_args || (info->max_args >= 0 && count > info->max_args)) {
-      const std::string expected = info->max_args < 0 ? "at least " + std::to_string(info->min_args)
-                                                      : std::to_string(info->min_args);
+    if (count < min_args || (max_args >= 0 && count > max_args)) {
+      const std::string expected =
+          max_args < 0 ? "at least " + std::to_string(min_args) : std::to_string(min_args);
       fail_at(key_, "wrong number of arguments to '" + name.text + "'", name.column,
               "expected " + expected + ", got " + std::to_string(count));
     }
-    return make_call(info->function, std::move(args), name.column);
+    return args;
+  }
+
+  /// d(expr, x, y): the derivative of any expression, by the chain rule on its tree.
+  NodePtr parse_expression_derivative(const Token& name) {
+    const Token& open = next();
+    NodePtr result = as_number(parse_comparison(), key_, "the first argument of 'd'");
+    int coordinates = 0;
+    while (peek().kind == TokenKind::comma) {
+      next();
+      const Token& coordinate = next();
+      if (coordinate.kind != TokenKind::identifier)
+        fail_at(key_, "d() expects a coordinate, not " + describe(coordinate), coordinate.column,
+                "e.g. d(a*u_x, x); the coordinates are " + join(resolver_.symbols().coordinates()));
+      const int axis = resolver_.coordinate(coordinate.text, coordinate.column, "d");
+      result = differentiate(*result, axis, resolver_.symbols(), key_);
+      ++coordinates;
+    }
+    expect_close(open, "',' or ')' in the arguments of 'd'");
+    if (coordinates == 0)
+      fail_at(key_, "d() needs an expression and at least one coordinate", name.column,
+              "e.g. d(a*u_x, x)");
+    return result;
+  }
+
+  /// grad(expr): the vector of its derivatives along the spatial coordinates.
+  Term parse_gradient(const Token& name) {
+    require_space(name);
+    auto args = parse_arguments(name, 1, 1);
+    NodePtr scalar = as_number(std::move(args[0]), key_, "the argument of 'grad'");
+    return gradient(*scalar, resolver_.symbols(), key_, name.column);
+  }
+
+  /// div(v) and dot(v, w) of vectors; vector(a, b, ...) builds one from its components.
+  Term parse_vector_operator(const Token& name) {
+    require_space(name);
+    const int spatial = static_cast<int>(resolver_.symbols().spatial.size());
+    if (name.text == "vector") {
+      std::vector<NodePtr> components;
+      for (Term& arg : parse_arguments(name, spatial, spatial))
+        components.push_back(as_number(std::move(arg), key_, "a component of 'vector'"));
+      return Term::vector(std::move(components), name.column);
+    }
+    const int count = name.text == "div" ? 1 : 2;
+    auto args = parse_arguments(name, count, count);
+    for (const Term& arg : args)
+      if (!arg.is_vector())
+        fail_at(key_, name.text + "() takes vectors, not numbers", arg.column,
+                "write grad(...) or vector(...) (one component per spatial coordinate)");
+    if (name.text == "div")
+      return Term::number(divergence(args[0], resolver_.symbols(), key_, name.column));
+    return Term::number(dot(args[0], args[1], name.column));
+  }
+
+  void require_space(const Token& name) const {
+    if (resolver_.symbols().spatial.empty())
+      fail_at(key_, name.text + "() needs spatial coordinates", name.column, "this case has none");
   }
 
   /// The arguments of D() and lap(), which are names, not expressions.
@@ -230,7 +331,7 @@ class Parser {
                   (args.size() == 1 ? "" : "s"));
     DerivativeKey key = resolver_.differentiable(args[0].text, args[0].column, "D");
     for (std::size_t i = 1; i < args.size(); ++i)
-      key.wrt.push_back(resolver_.coordinate(args[i].text, args[i].column));
+      key.wrt.push_back(resolver_.coordinate(args[i].text, args[i].column, "D"));
     std::sort(key.wrt.begin(), key.wrt.end());
     return derivative_leaf(key, name.column);
   }
@@ -238,6 +339,12 @@ class Parser {
   /// lap(u) = u_xx + u_yy + ... over the spatial coordinates only (never time): one Laplacian
   /// leaf for a field in two or more dimensions, else the sum of its second derivatives.
   NodePtr parse_laplacian(const Token& name) {
+    if (!names_a_field(pos_ + 1)) {
+      require_space(name);
+      auto args = parse_arguments(name, 1, 1);
+      NodePtr scalar = as_number(std::move(args[0]), key_, "the argument of 'lap'");
+      return laplacian(*scalar, resolver_.symbols(), key_, name.column);
+    }
     const auto args = parse_name_arguments(name, "lap(u)");
     if (args.size() != 1)
       fail_at(key_, "wrong number of arguments to 'lap'", name.column,
@@ -265,6 +372,16 @@ class Parser {
     return sum;
   }
 
+  /// True when token `at` is a lone name (followed by ')') other than a definition: lap(u),
+  /// lap(u_x), and lap(k) for a constant k, whose error says that only fields have
+  /// derivatives. Anything else is an expression: lap(a*u), lap(kappa).
+  bool names_a_field(std::size_t at) const {
+    if (at + 1 >= tokens_.size() || tokens_[at].kind != TokenKind::identifier ||
+        tokens_[at + 1].kind != TokenKind::right_paren)
+      return false;
+    return resolver_.kind_of(tokens_[at].text) != "definition";
+  }
+
   const std::string& key_;
   std::vector<Token> tokens_;
   Resolver resolver_;
@@ -276,6 +393,11 @@ class Parser {
 
 NodePtr parse_tree(const std::string& text, const SymbolTable& symbols, const std::string& key) {
   return Parser(text, symbols, key).parse();
+}
+
+void check_definition(const std::string& name, const SymbolTable& symbols, const std::string& key) {
+  validate(symbols, key);
+  Parser(name, symbols, key).parse_term();
 }
 
 }  // namespace tessera::expr

@@ -57,31 +57,7 @@ std::string Resolver::kind_of(const std::string& name) const {
   return "";
 }
 
-namespace {
-
-/// The definitions being expanded on this thread, innermost last: a name met again is a cycle.
-thread_local std::vector<std::string> expanding;
-
-}  // namespace
-
 NodePtr Resolver::symbol(const std::string& name, int column) const {
-  if (const auto definition = symbols_.definitions.find(name);
-      definition != symbols_.definitions.end()) {
-    std::string chain;
-    for (const auto& active : expanding) chain += active + " -> ";
-    TESSERA_CHECK(
-        std::find(expanding.begin(), expanding.end(), name) == expanding.end(),
-        key_ << ": definitions: '" << name << "' depends on itself (" << chain << name << ")");
-    expanding.push_back(name);
-    try {
-      auto tree = parse_tree(definition->second, symbols_, "definitions." + name);
-      expanding.pop_back();
-      return tree;
-    } catch (...) {
-      expanding.pop_back();
-      throw;
-    }
-  }
   const auto builtin = builtin_constants().find(name);
   const auto constant = symbols_.constants.find(name);
   if (builtin != builtin_constants().end() || constant != symbols_.constants.end()) {
@@ -127,12 +103,12 @@ DerivativeKey Resolver::differentiable(const std::string& name, int column,
           "the fields are " + join(symbols_.fields));
 }
 
-int Resolver::coordinate(const std::string& name, int column) const {
+int Resolver::coordinate(const std::string& name, int column, const std::string& function) const {
   const int index = index_of(coordinates_, name);
   if (index >= 0) return index;
   std::string detail = "the coordinates are " + join(coordinates_);
   if (symbols_.time.empty() && name == "t") detail += "; this is not a space-time problem";
-  fail_at(key_, "unknown coordinate '" + name + "' in D()", column, detail);
+  fail_at(key_, "unknown coordinate '" + name + "' in " + function + "()", column, detail);
 }
 
 bool Resolver::split_derivative(const std::string& name, int column, DerivativeKey& out) const {

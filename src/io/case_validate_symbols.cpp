@@ -9,11 +9,13 @@ namespace tessera::io::detail {
 
 namespace {
 
-/// Names an expression already gives a meaning to.
+/// Names an expression already gives a meaning to (expr::function_names() and the built-in
+/// constants; io does not depend on expr).
 const std::vector<std::string>& built_in_names() {
   static const std::vector<std::string> names = {
-      "pi",  "e",   "sin",  "cos", "tan",  "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
-      "exp", "log", "sqrt", "abs", "sign", "min",  "max",  "pow",  "if",    "lap",  "D"};
+      "pi",   "e",    "sin", "cos", "tan",  "asin", "acos", "atan",  "atan2", "sinh",
+      "cosh", "tanh", "exp", "log", "sqrt", "abs",  "sign", "min",   "max",   "pow",
+      "if",   "lap",  "D",   "d",   "grad", "div",  "dot",  "vector"};
   return names;
 }
 

@@ -471,9 +471,11 @@ TEST_CASE("D() and lap() misuse is reported") {
   CHECK(parse_error("lap(k)") ==
         "equations[0].residual: cannot differentiate constant 'k' at column 5 (only fields have "
         "derivatives; the fields are u, v)");
-  CHECK(parse_error("lap(sin(u))") ==
-        "equations[0].residual: unexpected '(' at column 8 (the arguments of lap() are names, e.g. "
-        "lap(u))");
+  // lap() of an expression differentiates it; of a vector it is an error
+  CHECK(parse_error("lap(sin(u))").empty());
+  CHECK(parse_error("lap(grad(u))") ==
+        "equations[0].residual: the argument of 'lap' is a vector where a number is needed at "
+        "column 5 (make a number of it with div(...) or dot(..., ...))");
   CHECK(parse_error("lapp(u)") ==
         "equations[0].residual: unknown function 'lapp' at column 1 (did you mean 'lap'?)");
 }

@@ -72,4 +72,9 @@ class Expression {
   bool uses_coordinates_ = false;
 };
 
+/// Reads the case's definition `name` as a use of it would (a number or a vector), so that one
+/// no expression uses is checked too: unknown names, cycles, misused operators; errors start
+/// with `key`.
+void check_definition(const std::string& name, const SymbolTable& symbols, const std::string& key);
+
 }  // namespace tessera::expr

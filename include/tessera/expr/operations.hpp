@@ -56,7 +56,8 @@ struct FunctionInfo {
 /// The function called `name`, or nullptr.
 const FunctionInfo* find_function(const std::string& name);
 
-/// Every name that may be called, including the derivative forms D and lap.
+/// Every name that may be called: the functions, the derivative forms D and lap, and the
+/// operators d, grad, div, dot and vector. None may name a symbol.
 std::vector<std::string> function_names();
 
 /// The spelling of an operator, e.g. "<=".

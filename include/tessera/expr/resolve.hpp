@@ -13,7 +13,8 @@ class Resolver {
  public:
   Resolver(const SymbolTable& symbols, const std::string& key);
 
-  /// The leaf for a symbol (not a call): a number for pi, e and constants, else a coordinate,
+  /// The leaf for a symbol (not a call or a definition, which the parser expands): a number
+  /// for pi, e and constants, else a coordinate,
   /// field derivative ("u", "u_yx"), parameter or extra node. Unknown names fail with a
   /// did-you-mean over every known name, derivative spellings of the fields included.
   NodePtr symbol(const std::string& name, int column) const;
@@ -23,8 +24,8 @@ class Resolver {
   DerivativeKey differentiable(const std::string& name, int column,
                                const std::string& function) const;
 
-  /// The index of coordinate `name` in coordinates(), for an argument of D.
-  int coordinate(const std::string& name, int column) const;
+  /// The index of coordinate `name` in coordinates(), for an argument of `function` (D or d).
+  int coordinate(const std::string& name, int column, const std::string& function) const;
 
   /// "field", "coordinate", "constant", "parameter", "per-point value", or "" when unknown.
   std::string kind_of(const std::string& name) const;
