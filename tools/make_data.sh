@@ -27,3 +27,8 @@ if [ ! -f cases/data/heat_observations.h5 ]; then
     --exact 'u=sin(pi*x)*exp(-0.1*pi^2*t)' --points 1000 --noise 0.01 --seed 2 \
     --out cases/data/heat_observations.h5 >/dev/null
 fi
+# heat_variable: the 129 x 129 diffusivity table and the finite-volume reference.
+if [ ! -f cases/data/heat_kappa.h5 ] || [ ! -f cases/data/heat_variable_reference.h5 ]; then
+  /usr/bin/python3 tools/reference/variable_heat.py --table cases/data/heat_kappa.h5 \
+    --out cases/data/heat_variable_reference.h5 >/dev/null
+fi

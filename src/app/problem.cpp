@@ -3,6 +3,8 @@
 #include "tessera/app/shape_builder.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/expr/table.hpp"
+#include "tessera/io/data_table.hpp"
 #include "tessera/io/observations.hpp"
 #include "tessera/parallel/device_map.hpp"
 
@@ -33,6 +35,39 @@ expr::Expression parse(const io::Case& c, const io::ExpressionText& text,
     return expr::Expression::parse(text.text, symbols, text.key);
   } catch (const Error& e) {
     throw Error(c.file + ": " + e.what());
+  }
+}
+
+std::shared_ptr<const expr::Table> load_table(const io::Case& c,
+                                              const std::vector<std::string>& inputs,
+                                              const std::string& name, const io::DataSpec& spec) {
+  const std::string key = "data." + name;
+  try {
+    auto table = io::read_data_table(spec.file, spec.dataset, inputs, key);
+    return std::make_shared<const expr::Table>(
+        name, std::move(table.axes), std::move(table.grid), std::move(table.values),
+        spec.interpolation == io::InterpolationChoice::nearest ? expr::Interpolation::nearest
+                                                               : expr::Interpolation::linear);
+  } catch (const Error& e) {
+    throw Error(c.file + ": " + e.what());
+  }
+}
+
+/// The grid of tabulated data must span the domain along each of its axes: a value outside it
+/// would be an extrapolation no one asked for.
+void check_covers(const io::Case& c, const std::vector<std::string>& names,
+                  const expr::Table& table, const geometry::Box& domain) {
+  for (std::size_t k = 0; k < table.axes().size(); ++k) {
+    const auto at = std::find(names.begin(), names.end(), table.axes()[k]) - names.begin();
+    const double lo = domain.lo[static_cast<std::size_t>(at)];
+    const double hi = domain.hi[static_cast<std::size_t>(at)];
+    const auto& axis = table.axis(static_cast<int>(k));
+    const double slack = 1e-9 * (axis.back() - axis.front());
+    TESSERA_CHECK(axis.front() <= lo + slack && axis.back() >= hi - slack,
+                  c.file << ": data." << table.name() << ": the grid covers " << table.axes()[k]
+                         << " in [" << axis.front() << ", " << axis.back()
+                         << "] but the domain spans [" << lo << ", " << hi
+                         << "] (extend the data file's grid to cover the domain)");
   }
 }
 
@@ -251,6 +286,8 @@ Problem build_problem(const io::Case& c, int local_rank) {
   }
   p.symbols.extra = physics::normal_names(c.coordinates);
   for (const auto& [name, text] : c.definitions) p.symbols.definitions[name] = text.text;
+  for (const auto& [name, spec] : c.data)
+    p.symbols.tables[name] = load_table(c, p.symbols.coordinates(), name, spec);
   // Every definition is parsed once on its own, so that one no expression uses is still
   // checked (and a cycle found) before training.
   for (const auto& [name, text] : c.definitions) {
@@ -272,6 +309,8 @@ Problem build_problem(const io::Case& c, int local_rank) {
                                                               : c.file + ": " + e.what());
     }
   }();
+  for (const auto& [name, table] : p.symbols.tables)
+    check_covers(c, p.symbols.coordinates(), *table, p.domain->bounding_box());
 
   for (const auto& eq : c.equations) {
     p.equations.push_back({eq.name, parse(c, eq.residual, p.symbols)});

@@ -20,6 +20,7 @@ bool reads_coordinates_only(const Node& node) {
     case NodeKind::unary:
     case NodeKind::binary:
     case NodeKind::call:
+    case NodeKind::table:
       return std::all_of(node.children.begin(), node.children.end(),
                          [](const auto& child) { return reads_coordinates_only(*child); });
     case NodeKind::derivative:
@@ -32,7 +33,7 @@ bool reads_coordinates_only(const Node& node) {
 
 bool applies_an_operation(const Node& node) {
   return node.kind == NodeKind::unary || node.kind == NodeKind::binary ||
-         node.kind == NodeKind::call;
+         node.kind == NodeKind::call || node.kind == NodeKind::table;
 }
 
 void collect(const Node& node, bool root, std::vector<const Node*>& found) {

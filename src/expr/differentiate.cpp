@@ -74,6 +74,8 @@ class Differentiator {
         return binary(node);
       case NodeKind::call:
         return function(node);
+      case NodeKind::table:
+        return table(node);
     }
     fail_at(key_, "cannot differentiate this node", c);
   }
@@ -218,6 +220,35 @@ class Differentiator {
     fail_at(key_, "cannot differentiate this function", c);
   }
 
+  /// The chain rule over the axes: sum over k of (the table differentiated along axis k) times
+  /// d(argument k).
+  NodePtr table(const Node& node) const {
+    const int c = node.column;
+    const Table& data = *node.table;
+    NodePtr result = make_number(0.0, c);
+    for (int k = 0; k < static_cast<int>(node.children.size()); ++k) {
+      NodePtr inner = (*this)(*node.children[static_cast<std::size_t>(k)]);
+      if (is_value(inner, 0.0)) continue;
+      const auto& wrt = node.derivative.wrt;
+      if (data.interpolation() == Interpolation::nearest)
+        fail_at(key_, "cannot differentiate data '" + data.name() + "'", c,
+                "it is nearest-neighbour data; use \"interpolation\": \"linear\" in data." +
+                    data.name());
+      if (std::find(wrt.begin(), wrt.end(), k) != wrt.end())
+        fail_at(key_,
+                "cannot differentiate data '" + data.name() + "' twice along " +
+                    data.axes()[static_cast<std::size_t>(k)],
+                c,
+                "linear interpolation is piecewise linear: its second derivative along one "
+                "axis is zero between grid points, not the data's");
+      NodePtr outer = clone(node);
+      outer->derivative.wrt.push_back(k);
+      std::sort(outer->derivative.wrt.begin(), outer->derivative.wrt.end());
+      result = sum(std::move(result), product(std::move(outer), std::move(inner), c), c);
+    }
+    return result;
+  }
+
   /// min or max, one pair at a time: the derivative of the argument that wins (the earlier one
   /// on ties).
   NodePtr selected(const Node& node, Op keeps_left) const {
@@ -256,6 +287,7 @@ NodePtr clone(const Node& node) {
   copy->name = node.name;
   copy->op = node.op;
   copy->function = node.function;
+  copy->table = node.table;
   for (const auto& child : node.children) copy->children.push_back(clone(*child));
   return copy;
 }

@@ -2,6 +2,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
+#include "tessera/expr/table.hpp"
 
 namespace tessera::expr {
 
@@ -62,14 +63,19 @@ class Evaluator {
         if (node.op == Op::power && node.children[1]->kind == NodeKind::number)
           return torch::pow((*this)(*node.children[0]), node.children[1]->value);
         return expr::apply(node.op, (*this)(*node.children[0]), (*this)(*node.children[1]));
-      case NodeKind::call: {
-        std::vector<torch::Tensor> args;
-        args.reserve(node.children.size());
-        for (const auto& child : node.children) args.push_back((*this)(*child));
-        return expr::apply(node.function, args);
-      }
+      case NodeKind::call:
+        return expr::apply(node.function, arguments(node));
+      case NodeKind::table:
+        return node.table->evaluate(arguments(node), node.derivative.wrt, key_);
     }
     TESSERA_FAIL(key_ << ": unhandled node kind");
+  }
+
+  std::vector<torch::Tensor> arguments(const Node& node) const {
+    std::vector<torch::Tensor> args;
+    args.reserve(node.children.size());
+    for (const auto& child : node.children) args.push_back((*this)(*child));
+    return args;
   }
 
   torch::Tensor per_point(const torch::Tensor& value, const std::string& name) const {

@@ -51,6 +51,7 @@ Expression Expression::parse(const std::string& text, const SymbolTable& symbols
       case NodeKind::unary:
       case NodeKind::binary:
       case NodeKind::call:
+      case NodeKind::table:
         break;
     }
     for (const auto& child : node->children) pending.push_back(child.get());

@@ -174,6 +174,9 @@ class Parser {
     if (name.text == "grad") return parse_gradient(name);
     if (name.text == "div" || name.text == "dot" || name.text == "vector")
       return parse_vector_operator(name);
+    if (const auto table = resolver_.symbols().tables.find(name.text);
+        table != resolver_.symbols().tables.end())
+      return parse_table_call(name, table->second);
     const FunctionInfo* info = find_function(name.text);
     if (info == nullptr) {
       const std::string kind = resolver_.kind_of(name.text);
@@ -214,6 +217,20 @@ class Parser {
               "expected " + expected + ", got " + std::to_string(count));
     }
     return args;
+  }
+
+  /// kappa(x, y): tabulated data at the arguments, one per grid axis.
+  Term parse_table_call(const Token& name, const std::shared_ptr<const Table>& table) {
+    const int axes = static_cast<int>(table->axes().size());
+    auto node = std::make_unique<Node>();
+    node->kind = NodeKind::table;
+    node->name = name.text;
+    node->column = name.column;
+    node->table = table;
+    for (Term& arg : parse_arguments(name, axes, axes))
+      node->children.push_back(
+          as_number(std::move(arg), key_, "an argument of '" + name.text + "'"));
+    return Term::number(std::move(node));
   }
 
   /// d(expr, x, y): the derivative of any expression, by the chain rule on its tree.

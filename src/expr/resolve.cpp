@@ -5,6 +5,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/text.hpp"
 #include "tessera/expr/diagnostics.hpp"
+#include "tessera/expr/table.hpp"
 
 namespace tessera::expr {
 
@@ -54,10 +55,14 @@ std::string Resolver::kind_of(const std::string& name) const {
   if (contains(symbols_.parameters, name)) return "parameter";
   if (contains(symbols_.extra, name)) return "per-point value";
   if (symbols_.definitions.count(name)) return "definition";
+  if (symbols_.tables.count(name)) return "data";
   return "";
 }
 
 NodePtr Resolver::symbol(const std::string& name, int column) const {
+  if (const auto table = symbols_.tables.find(name); table != symbols_.tables.end())
+    fail_at(key_, "data '" + name + "' is a function", column,
+            "call it with its coordinates: " + name + "(" + join(table->second->axes()) + ")");
   const auto builtin = builtin_constants().find(name);
   const auto constant = symbols_.constants.find(name);
   if (builtin != builtin_constants().end() || constant != symbols_.constants.end()) {

@@ -67,6 +67,7 @@ void validate(const SymbolTable& symbols, const std::string& key) {
   for (const auto& [name, value] : symbols.constants) add(name, "constant");
   for (const auto& name : symbols.parameters) add(name, "parameter");
   for (const auto& [name, text] : symbols.definitions) add(name, "definition");
+  for (const auto& [name, table] : symbols.tables) add(name, "data");
   for (const auto& name : symbols.extra) {
     add(name, "per-point value");
     const auto underscore = name.find('_');

@@ -123,6 +123,9 @@ std::string source(const Node& node, const std::string& points, const std::strin
       for (std::size_t k = 1; k < node.children.size(); ++k) text += ", " + child(k);
       return name + "(" + text + ")";
     }
+    case NodeKind::table:
+      TESSERA_FAIL(key << ": tabulated data '" << node.table->name()
+                       << "' cannot be exported: an exported model carries no data files");
     case NodeKind::derivative:
     case NodeKind::parameter:
     case NodeKind::extra:

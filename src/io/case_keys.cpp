@@ -11,11 +11,12 @@ const std::vector<KeyGroup>& case_key_groups() {
     geometry.push_back("tags");
     return std::vector<KeyGroup>{
         {"",
-         {"name",        "description", "seed",      "dtype",      "device",        "constants",
-          "definitions", "coordinates", "time",      "fields",     "geometry",      "equations",
-          "conditions",  "exact",       "reference", "parameters", "decomposition", "subdomains",
-          "network",     "training",    "output"}},
+         {"name",        "description", "seed",        "dtype",     "device",     "constants",
+          "definitions", "data",        "coordinates", "time",      "fields",     "geometry",
+          "equations",   "conditions",  "exact",       "reference", "parameters", "decomposition",
+          "subdomains",  "network",     "training",    "output"}},
         {"time", {"name", "range"}},
+        {"data.<name>", {"file", "dataset", "interpolation"}},
         {"parameters.<name>", {"initial", "trainable", "positive"}},
         {"geometry", geometry},
         {"geometry.disk", {"center", "radius"}},

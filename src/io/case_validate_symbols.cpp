@@ -147,6 +147,24 @@ void read_symbols(const JsonNode& root, Case& c) {
     }
   }
 
+  if (const JsonNode data = root["data"]; data.present()) {
+    for (const auto& [key, node] : data.members()) {
+      check_identifier(key, node, "data");
+      symbols.declare(key, node, "data");
+      node.check_object(keys_at("data.<name>"));
+      DataSpec spec;
+      const JsonNode file = node.required("file", "\"file\": \"path/to/table.h5\"");
+      if (file.string().empty()) file.fail("expected an HDF5 file path, got \"\"");
+      spec.file = resolve_against_case(c, file.string());
+      spec.dataset = node["dataset"].string(spec.dataset);
+      if (spec.dataset.empty() || spec.dataset[0] != '/')
+        node["dataset"].fail("expected an absolute dataset path such as \"/values\", got " +
+                             node["dataset"].describe());
+      spec.interpolation = node["interpolation"].option(spec.interpolation);
+      c.data[key] = spec;
+    }
+  }
+
   if (const JsonNode definitions = root["definitions"]; definitions.present()) {
     for (const auto& [key, node] : definitions.members()) {
       check_identifier(key, node, "definition");

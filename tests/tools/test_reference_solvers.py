@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks tools/reference/cavity.py and tools/reference/allen_cahn.py on coarse, fast settings:
+"""Checks tools/reference/cavity.py, allen_cahn.py and variable_heat.py on coarse, fast settings:
 file layout (Tessera grid output), boundary and initial values, and the self-check exit codes
 (0 when the checks pass, non-zero and no file when one fails).
 
@@ -20,6 +20,7 @@ import numpy as np
 FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "reference")
 CAVITY = os.path.join(FOLDER, "cavity.py")
 ALLEN_CAHN = os.path.join(FOLDER, "allen_cahn.py")
+VARIABLE_HEAT = os.path.join(FOLDER, "variable_heat.py")
 sys.path.insert(0, FOLDER)
 import allen_cahn  # noqa: E402
 import cavity  # noqa: E402
@@ -154,6 +155,64 @@ class AllenCahn(unittest.TestCase):
         np.testing.assert_allclose(
             [q0[0], g1[0], g2[0], g3[0]], [dt / 2] + [dt / 6] * 3, rtol=1e-13
         )
+
+
+class VariableHeat(unittest.TestCase):
+    def test_writes_table_and_reference_after_passing_self_checks(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            table, out = os.path.join(tmp, "kappa.h5"), os.path.join(tmp, "ref.h5")
+            done = run(
+                VARIABLE_HEAT,
+                "--table",
+                table,
+                "--table-points",
+                "9",
+                "--out",
+                out,
+                "--cells",
+                "128",
+                "--steps",
+                "200",
+                "--nx",
+                "17",
+                "--nt",
+                "11",
+            )
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            with h5py.File(table, "r") as f:
+                x, y, values = f["grid/x"][:], f["grid/y"][:], f["values"][:]
+            X, Y = np.meshgrid(x, y)
+            np.testing.assert_allclose(
+                values, 0.1 * (1 + 0.6 * np.sin(2 * np.pi * X) * np.sin(np.pi * Y) ** 2), rtol=1e-14
+            )
+            with h5py.File(out, "r") as f:
+                u, t, x = f["fields/u"][:], f["grid/t"][:], f["grid/x"][:]
+            self.assertEqual(u.shape, (11, 17, 17))
+            X, Y = np.meshgrid(x, x)
+            np.testing.assert_allclose(u[0], np.sin(np.pi * X) * np.sin(np.pi * Y), atol=1e-15)
+            self.assertEqual(np.abs(u[:, 0, :]).max(), 0.0)
+            self.assertEqual(np.abs(u[:, :, -1]).max(), 0.0)
+            # the solution decays: kappa >= 0.04, so at least like exp(-2 pi^2 0.04 t)
+            self.assertLess(np.abs(u[-1]).max(), np.exp(-2 * np.pi**2 * 0.04 * t[-1]))
+
+    def test_failed_refinement_check_exits_non_zero_and_writes_no_reference(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "ref.h5")
+            done = run(
+                VARIABLE_HEAT,
+                "--out",
+                out,
+                "--cells",
+                "16",
+                "--steps",
+                "20",
+                "--nx",
+                "9",
+                "--nt",
+                "11",
+            )
+            self.assertNotEqual(done.returncode, 0)
+            self.assertFalse(os.path.exists(out))
 
 
 if __name__ == "__main__":

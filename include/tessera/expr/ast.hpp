@@ -7,6 +7,7 @@
 
 #include "tessera/expr/operations.hpp"
 #include "tessera/expr/symbols.hpp"
+#include "tessera/expr/table.hpp"
 
 namespace tessera::expr {
 
@@ -19,6 +20,8 @@ enum class NodeKind {
   unary,       ///< `op` applied to children[0]
   binary,      ///< `op` applied to children[0], children[1]
   call,        ///< `function` applied to children
+  table,       ///< `table` interpolated at children (one per axis), differentiated along the
+               ///< axes in `derivative.wrt`
 };
 
 struct Node {
@@ -30,6 +33,7 @@ struct Node {
   std::string name;  ///< parameter or extra name; the spelling of a symbol otherwise
   Op op = Op::add;
   Function function = Function::sin;
+  std::shared_ptr<const Table> table;
   std::vector<std::unique_ptr<Node>> children;
 };
 

@@ -2,10 +2,13 @@
 /// What the names in a case's expressions mean, and how field derivatives are named.
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace tessera::expr {
+
+class Table;
 
 /// What names mean in a case. The coordinates are all network inputs in order: the spatial
 /// ones, then time if any.
@@ -19,6 +22,8 @@ struct SymbolTable {
   /// Named expressions (the case's `definitions`): a name stands for its text, parsed with
   /// this table where it is used, so derivatives reach through it.
   std::map<std::string, std::string> definitions;
+  /// Tabulated data (the case's `data`), called like functions: kappa(x, y).
+  std::map<std::string, std::shared_ptr<const Table>> tables;
 
   /// spatial, then time when there is one.
   std::vector<std::string> coordinates() const;

@@ -21,6 +21,13 @@ struct ExpressionText {
   std::string key;
 };
 
+/// One entry of "data": tabulated values that expressions call like a function.
+struct DataSpec {
+  std::string file;  ///< resolved against the case folder
+  std::string dataset = "/values";
+  InterpolationChoice interpolation = InterpolationChoice::linear;
+};
+
 struct TimeSpec {
   std::string name = "t";
   std::array<double, 2> range{0.0, 1.0};
@@ -236,6 +243,8 @@ struct Case {
   std::map<std::string, double> constants;
   /// Named expressions usable in every other expression (and in each other).
   std::map<std::string, ExpressionText> definitions;
+  /// Tabulated data by name, read when the problem is built.
+  std::map<std::string, DataSpec> data;
   std::vector<std::string> coordinates;
   std::optional<TimeSpec> time;
   std::vector<std::string> fields;

@@ -23,6 +23,7 @@ enum class InitChoice { xavier_normal, xavier_uniform };
 enum class SamplerChoice { uniform, lhs, sobol };
 enum class DerivativeChoice { automatic, autograd, taylor };
 enum class WeightBalancing { none, grad_norm };
+enum class InterpolationChoice { linear, nearest };
 
 /// The spellings of every enum above, in declaration order.
 template <typename E>
@@ -51,6 +52,7 @@ TESSERA_OPTION_NAMES(InitChoice, "xavier_normal", "xavier_uniform");
 TESSERA_OPTION_NAMES(SamplerChoice, "uniform", "lhs", "sobol");
 TESSERA_OPTION_NAMES(DerivativeChoice, "auto", "autograd", "taylor");
 TESSERA_OPTION_NAMES(WeightBalancing, "none", "grad_norm");
+TESSERA_OPTION_NAMES(InterpolationChoice, "linear", "nearest");
 
 #undef TESSERA_OPTION_NAMES
 
