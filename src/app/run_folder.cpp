@@ -346,11 +346,13 @@ RunClaim claim_output_folder(const parallel::Communicator& comm, const Setup& se
                                   started, console);
     }
     if (run_id.empty()) run_id = new_run_id(started);
-    claim.record = {{"run_id", run_id},
-                    {"case_hash", hash},
-                    {"case", c.effective},
-                    {"case_file", c.file},
-                    {"started", started}};
+    claim.record = {
+        {"run_id", run_id},
+        {"case_hash", hash},
+        {"case", c.effective},
+        {"case_file", c.file},
+        {"case_folder", std::filesystem::absolute(c.folder).lexically_normal().string()},
+        {"started", started}};
     auto running = claim.record;
     running["status"] = "running";
     write_record(output, running);

@@ -29,22 +29,28 @@ nlohmann::json read_run_record(const std::string& directory) {
   return record;
 }
 
-/// --set may change how the model is evaluated (device, derivative engine, new definitions),
+/// --set may change how the model is evaluated (device, derivative engine, new definitions
+/// and data),
 /// never the model: the checkpoint holds networks trained for the recorded case, and keys like
 /// the activation, the geometry (input scaling) or an exactly enforced value change what they
 /// compute without changing their shapes.
 void refuse_model_changes(const nlohmann::json& recorded, const nlohmann::json& effective) {
   for (const char* key : {"coordinates", "time", "fields", "geometry", "conditions", "constants",
                           "parameters", "network", "decomposition", "subdomains"})
-    TESSERA_CHECK(recorded.value(key, nlohmann::json()) == effective.value(key, nlohmann::json()),
-                  "--set: '" << key << "' would change the trained model, which the checkpoint "
-                             << "holds for the recorded case; only keys that leave it alone "
-                             << "(device, training.derivatives, new definitions) may change");
-  if (!recorded.contains("definitions")) return;
-  for (const auto& [name, text] : recorded["definitions"].items())
-    TESSERA_CHECK(effective["definitions"].value(name, nlohmann::json()) == text,
-                  "--set: definitions." << name << " may be read by the trained model (an exactly "
-                                        << "enforced value); add new definitions instead");
+    TESSERA_CHECK(
+        recorded.value(key, nlohmann::json()) == effective.value(key, nlohmann::json()),
+        "--set: '" << key << "' would change the trained model, which the checkpoint "
+                   << "holds for the recorded case; only keys that leave it alone "
+                   << "(device, training.derivatives, new definitions and data) may change");
+  // Definitions and tables may be read by an exactly enforced value: new ones only.
+  for (const char* section : {"definitions", "data"}) {
+    if (!recorded.contains(section)) continue;
+    for (const auto& [name, entry] : recorded[section].items())
+      TESSERA_CHECK(effective[section].value(name, nlohmann::json()) == entry,
+                    "--set: " << section << "." << name
+                              << " may be read by the trained model (an exactly enforced value); "
+                              << "add new " << section << " entries instead");
+  }
 }
 
 }  // namespace
@@ -53,7 +59,12 @@ TrainedRun open_trained_run(const parallel::Communicator& comm, const std::strin
                             const std::vector<std::string>& overrides, Console& console) {
   const auto record = read_run_record(directory);
   // Messages name the original case file, and relative paths in it resolve against its folder.
-  const std::string case_file = record.value("case_file", directory + "/run.json");
+  // case_folder (absolute) makes them resolve from any working directory.
+  std::string case_file = record.value("case_file", directory + "/run.json");
+  if (record.contains("case_folder") && record["case_folder"].is_string())
+    case_file = (std::filesystem::path(record["case_folder"].get<std::string>()) /
+                 std::filesystem::path(case_file).filename())
+                    .string();
   // Data-parallel replicas only share the training work: one copy of each network is read, so
   // any rank count serves.
   auto document = record["case"];
