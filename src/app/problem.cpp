@@ -1,6 +1,7 @@
 #include "tessera/app/problem.hpp"
 
 #include "tessera/app/shape_builder.hpp"
+#include "tessera/core/determinism.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/expr/table.hpp"
@@ -260,6 +261,7 @@ Problem build_problem(const io::Case& c, int local_rank) {
   Problem p;
   p.dtype = c.dtype == io::FloatType::float64 ? torch::kFloat64 : torch::kFloat32;
   p.device = resolve_device(c, local_rank);
+  core::make_reductions_deterministic(p.device);
   switch (c.training.collocation.sampler) {
     case io::SamplerChoice::uniform:
       p.sampler = geometry::SamplerKind::uniform;
