@@ -43,14 +43,22 @@ std::shared_ptr<const expr::Table> load_table(const io::Case& c,
                                               const std::vector<std::string>& inputs,
                                               const std::string& name, const io::DataSpec& spec) {
   const std::string key = "data." + name;
+  io::DataTable table;
   try {
-    auto table = io::read_data_table(spec.file, spec.dataset, inputs, key);
+    table = io::read_data_table(spec.file, spec.dataset, inputs, key);
+  } catch (const Error& e) {
+    throw Error(c.file + ": " + e.what());
+  }
+  try {
     return std::make_shared<const expr::Table>(
         name, std::move(table.axes), std::move(table.grid), std::move(table.values),
         spec.interpolation == io::InterpolationChoice::nearest ? expr::Interpolation::nearest
                                                                : expr::Interpolation::linear);
   } catch (const Error& e) {
-    throw Error(c.file + ": " + e.what());
+    // The table's own checks (increasing axes, sizes) read "<name>: ..."; name the file.
+    const std::string what = e.what();
+    const std::string detail = what.substr(std::min(what.size(), name.size() + 2));
+    throw Error(c.file + ": " + key + ": data file '" + spec.file + "': " + detail);
   }
 }
 
@@ -182,6 +190,11 @@ physics::ExactPiece exact_piece(const io::Case& c, const io::ConditionSpec& spec
   // The value is built into the network's output, outside the shared parameters' reach.
   TESSERA_CHECK(!condition.value->uses_parameters(),
                 key << ": \"exact\" needs a value that does not read trainable parameters; use "
+                       "\"penalty\"");
+  // Its derivatives come from autograd through the value, where tabulated data would give a
+  // second derivative of zero (linear) or no derivative at all (nearest) without an error.
+  TESSERA_CHECK(!condition.value->uses_tables(),
+                key << ": \"exact\" needs a value that does not read tabulated data; use "
                        "\"penalty\"");
   physics::ExactPiece piece{{}, *condition.value};
   if (condition.type == physics::ConditionType::initial) {

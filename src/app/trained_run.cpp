@@ -46,10 +46,11 @@ void refuse_model_changes(const nlohmann::json& recorded, const nlohmann::json& 
   for (const char* section : {"definitions", "data"}) {
     if (!recorded.contains(section)) continue;
     for (const auto& [name, entry] : recorded[section].items())
-      TESSERA_CHECK(effective[section].value(name, nlohmann::json()) == entry,
-                    "--set: " << section << "." << name
-                              << " may be read by the trained model (an exactly enforced value); "
-                              << "add new " << section << " entries instead");
+      TESSERA_CHECK(
+          effective.value(section, nlohmann::json::object()).value(name, nlohmann::json()) == entry,
+          "--set: " << section << "." << name
+                    << " may be read by the trained model (an exactly enforced value); "
+                    << "add new " << section << " entries instead");
   }
 }
 

@@ -147,11 +147,19 @@ class Differentiator {
       if (b.value == 2.0) lowered = clone(a);
       return product(product(make_number(b.value, c), std::move(lowered), c), (*this)(a), c);
     }
+    // An exponent constant in space (a trainable parameter, u^p): b a^(b-1) a', which stays
+    // finite where a = 0 (the general form divides by a).
+    NodePtr rate_b = (*this)(b);
+    if (is_value(rate_b, 0.0)) {
+      NodePtr lowered = make_binary(Op::power, clone(a),
+                                    make_binary(Op::subtract, clone(b), make_number(1.0, c), c), c);
+      return product(product(clone(b), std::move(lowered), c), (*this)(a), c);
+    }
     NodePtr whole = make_binary(Op::power, clone(a), clone(b), c);
     NodePtr log_a = call(Function::log, clone(a), c);
     if (a.kind == NodeKind::number)
-      return product(product(std::move(whole), std::move(log_a), c), (*this)(b), c);
-    NodePtr rate = sum(product((*this)(b), std::move(log_a), c),
+      return product(product(std::move(whole), std::move(log_a), c), std::move(rate_b), c);
+    NodePtr rate = sum(product(std::move(rate_b), std::move(log_a), c),
                        quotient(product(clone(b), (*this)(a), c), clone(a), c), c);
     return product(std::move(whole), std::move(rate), c);
   }

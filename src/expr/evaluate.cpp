@@ -66,9 +66,20 @@ class Evaluator {
       case NodeKind::call:
         return expr::apply(node.function, arguments(node));
       case NodeKind::table:
-        return node.table->evaluate(arguments(node), node.derivative.wrt, key_);
+        return node.table->evaluate(arguments(node), node.derivative.wrt, key_,
+                                    !reads_its_own_axes(node));
     }
     TESSERA_FAIL(key_ << ": unhandled node kind");
+  }
+
+  /// kappa(x, y) for a table over x and y: the points are the domain's, and the problem's
+  /// build checked that the grid covers the domain, so no range check (a device read) is due.
+  static bool reads_its_own_axes(const Node& node) {
+    const auto& axes = node.table->axes();
+    for (std::size_t k = 0; k < node.children.size(); ++k)
+      if (node.children[k]->kind != NodeKind::coordinate || node.children[k]->name != axes[k])
+        return false;
+    return true;
   }
 
   std::vector<torch::Tensor> arguments(const Node& node) const {

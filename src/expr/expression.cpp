@@ -12,7 +12,7 @@ namespace {
 /// The first leaf (left to right) that is not a number, or nullptr.
 const Node* first_variable(const Node& node) {
   if (node.kind == NodeKind::number) return nullptr;
-  if (node.children.empty()) return &node;
+  if (node.children.empty() || node.kind == NodeKind::table) return &node;
   for (const auto& child : node.children)
     if (const Node* found = first_variable(*child)) return found;
   return nullptr;
@@ -47,11 +47,13 @@ Expression Expression::parse(const std::string& text, const SymbolTable& symbols
       case NodeKind::coordinate:
         expression.uses_coordinates_ = true;
         break;
+      case NodeKind::table:
+        expression.uses_tables_ = true;
+        break;
       case NodeKind::number:
       case NodeKind::unary:
       case NodeKind::binary:
       case NodeKind::call:
-      case NodeKind::table:
         break;
     }
     for (const auto& child : node->children) pending.push_back(child.get());

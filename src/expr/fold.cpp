@@ -48,6 +48,10 @@ NodePtr make_call(Function function, std::vector<NodePtr> args, int column) {
   }
   if (function == Function::if_ && is_number(args[0]))
     return std::move(args[args[0]->value != 0.0 ? 1 : 2]);
+  // Both branches the same number (a derivative of if(c, x, 1) along y): the number.
+  if (function == Function::if_ && is_number(args[1]) && is_number(args[2]) &&
+      args[1]->value == args[2]->value)
+    return std::move(args[1]);
   auto node = std::make_unique<Node>();
   node->kind = NodeKind::call;
   node->function = function;

@@ -119,7 +119,11 @@ class Parser {
         return Term::number(make_number(token.value, token.column));
       case TokenKind::identifier:
         if (peek().kind == TokenKind::left_paren) return parse_call(token);
-        if (resolver_.kind_of(token.text) == "definition") return parse_definition(token.text);
+        if (resolver_.kind_of(token.text) == "definition") {
+          Term term = parse_definition(token.text);
+          term.column = token.column;  // errors about it point where it is used
+          return term;
+        }
         return Term::number(resolver_.symbol(token.text, token.column));
       case TokenKind::left_paren: {
         Term inner = parse_comparison();
@@ -389,14 +393,15 @@ class Parser {
     return sum;
   }
 
-  /// True when token `at` is a lone name (followed by ')') other than a definition: lap(u),
+  /// True when token `at` is a lone name (followed by ')') other than a definition or data: lap(u),
   /// lap(u_x), and lap(k) for a constant k, whose error says that only fields have
   /// derivatives. Anything else is an expression: lap(a*u), lap(kappa).
   bool names_a_field(std::size_t at) const {
     if (at + 1 >= tokens_.size() || tokens_[at].kind != TokenKind::identifier ||
         tokens_[at + 1].kind != TokenKind::right_paren)
       return false;
-    return resolver_.kind_of(tokens_[at].text) != "definition";
+    const std::string kind = resolver_.kind_of(tokens_[at].text);
+    return kind != "definition" && kind != "data";
   }
 
   const std::string& key_;

@@ -176,7 +176,8 @@ void Resolver::fail_unknown(const std::string& name, int column) const {
 
 void Resolver::fail_not_field(const std::string& name, int column) const {
   fail_at(key_, "cannot differentiate " + kind_of(name) + " '" + name + "'", column,
-          "only fields have derivatives; the fields are " + join(symbols_.fields));
+          "only fields have derivatives, the fields are " + join(symbols_.fields) +
+              "; d(expr, x) differentiates an expression");
 }
 
 }  // namespace tessera::expr

@@ -1,6 +1,7 @@
 #include "tessera/expr/table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "tessera/core/error.hpp"
@@ -10,9 +11,13 @@ namespace tessera::expr {
 
 namespace {
 
-// Points this close to the grid's ends (relative to the axis span) count as inside: grids and
-// domains written with rounded decimals then still fit.
-constexpr double kEndTolerance = 1e-9;
+// Points this close to the grid's ends count as inside: grids and domains written with rounded
+// decimals, and arguments computed in float32 (kappa(x, 1 - y)), then still fit.
+double end_tolerance(double lo, double hi, torch::ScalarType dtype) {
+  const double rounding = dtype == torch::kFloat64 ? 2.2e-16 : 1.2e-7;
+  const double scale = std::max({hi - lo, std::abs(lo), std::abs(hi)});
+  return std::max(1e-9 * (hi - lo), 8 * rounding * scale);
+}
 
 }  // namespace
 
@@ -44,17 +49,18 @@ const Table::OnDevice& Table::on(const torch::TensorOptions& options) const {
   std::ostringstream id;
   id << options.dtype() << '@' << options.device();
   std::lock_guard<std::mutex> lock(mutex_);
-  auto& copy = copies_[id.str()];
-  if (!copy.values.defined()) {
-    auto host = torch::TensorOptions().dtype(torch::kFloat64);
-    for (const auto& axis : grid_) copy.grid.push_back(torch::tensor(axis, host).to(options));
-    copy.values = torch::tensor(values_, host).to(options);
-  }
-  return copy;
+  const auto found = copies_.find(id.str());
+  if (found != copies_.end()) return found->second;
+  // Complete before it is kept: a copy that fails halfway (out of device memory) leaves nothing.
+  OnDevice copy;
+  auto host = torch::TensorOptions().dtype(torch::kFloat64);
+  for (const auto& axis : grid_) copy.grid.push_back(torch::tensor(axis, host).to(options));
+  copy.values = torch::tensor(values_, host).to(options);
+  return copies_.emplace(id.str(), std::move(copy)).first->second;
 }
 
 torch::Tensor Table::evaluate(const std::vector<torch::Tensor>& args, const std::vector<int>& wrt,
-                              const std::string& key) const {
+                              const std::string& key, bool check_range) const {
   TESSERA_CHECK(args.size() == axes_.size(),
                 key << ": " << name_ << "() takes " << axes_.size() << " arguments");
   TESSERA_CHECK(interpolation_ == Interpolation::linear || wrt.empty(),
@@ -76,14 +82,16 @@ torch::Tensor Table::evaluate(const std::vector<torch::Tensor>& args, const std:
   for (std::size_t k = 0; k < args.size(); ++k) {
     const auto& axis = grid_[k];
     const double lo = axis.front(), hi = axis.back();
-    const double slack = kEndTolerance * (hi - lo);
     const torch::Tensor a = args[k].expand({n});
-    const auto outside = torch::logical_or(a<lo - slack, a> hi + slack);
-    if (outside.any().item<bool>()) {
-      const double at = a.masked_select(outside)[0].item<double>();
-      TESSERA_FAIL(key << ": " << name_ << "(...) is asked at " << axes_[k] << " = " << at
-                       << ", outside its grid [" << lo << ", " << hi
-                       << "] (extend the data file's grid to cover the domain)");
+    if (check_range) {
+      const double slack = end_tolerance(lo, hi, a.scalar_type());
+      const auto outside = torch::logical_or(torch::lt(a, lo - slack), torch::gt(a, hi + slack));
+      if (outside.any().item<bool>()) {
+        const double at = a.masked_select(outside)[0].item<double>();
+        TESSERA_FAIL(key << ": " << name_ << "(...) is asked at " << axes_[k] << " = " << at
+                         << ", outside its grid [" << lo << ", " << hi
+                         << "] (extend the data file's grid to cover the domain)");
+      }
     }
     const auto& grid = data.grid[k];
     const int64_t cells = static_cast<int64_t>(axis.size()) - 1;
@@ -93,7 +101,10 @@ torch::Tensor Table::evaluate(const std::vector<torch::Tensor>& args, const std:
             .clamp(0, cells - 1);
     const torch::Tensor x0 = grid.index_select(0, cell);
     const torch::Tensor width = grid.index_select(0, cell + 1) - x0;
-    const torch::Tensor t = (a - x0) / width;
+    // Unchecked points are the domain's, inside the grid; one outside it (tessera evaluate
+    // --points beyond the domain) takes the grid's edge value rather than an extrapolation.
+    torch::Tensor t = (a - x0) / width;
+    if (!check_range) t = t.clamp(0.0, 1.0);
     const bool differentiated = std::count(wrt.begin(), wrt.end(), static_cast<int>(k)) > 0;
     if (interpolation_ == Interpolation::nearest) {
       cell = cell + (t >= 0.5).to(torch::kLong);

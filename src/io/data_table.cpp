@@ -27,6 +27,8 @@ DataTable read_data_table(const std::string& path, const std::string& dataset,
     TESSERA_CHECK(shape.size() == 1 && shape[0] >= 2,
                   label << ": " << axis << " should be a 1-D axis of at least 2 values, has shape "
                         << detail::shape_text(shape));
+    for (const double value : table.grid.back())
+      TESSERA_CHECK(std::isfinite(value), label << ": " << axis << " holds a non-finite value");
     table.axes.push_back(name);
   }
   TESSERA_CHECK(!table.axes.empty(), label << ": no /grid/<coordinate> axis of this case's "

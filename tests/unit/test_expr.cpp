@@ -429,10 +429,10 @@ TEST_CASE("derivative errors name the coordinates and fields that exist") {
         "'_', e.g. u_x)");
   CHECK(parse_error("x_y") ==
         "equations[0].residual: cannot differentiate coordinate 'x' at column 1 (only fields have "
-        "derivatives; the fields are u, v)");
+        "derivatives, the fields are u, v; d(expr, x) differentiates an expression)");
   CHECK(parse_error("nu_x") ==
         "equations[0].residual: cannot differentiate parameter 'nu' at column 1 (only fields have "
-        "derivatives; the fields are u, v)");
+        "derivatives, the fields are u, v; d(expr, x) differentiates an expression)");
 }
 
 TEST_CASE("D() and lap() misuse is reported") {
@@ -444,7 +444,7 @@ TEST_CASE("D() and lap() misuse is reported") {
         "D(u, x, x), got 0 arguments)");
   CHECK(parse_error("D(x, y)") ==
         "equations[0].residual: cannot differentiate coordinate 'x' at column 3 (only fields have "
-        "derivatives; the fields are u, v)");
+        "derivatives, the fields are u, v; d(expr, x) differentiates an expression)");
   CHECK(parse_error("D(w, x)") ==
         "equations[0].residual: unknown field 'w' in D() at column 3 (the fields are u, v)");
   CHECK(parse_error("D(u, z)") ==
@@ -470,7 +470,7 @@ TEST_CASE("D() and lap() misuse is reported") {
       "equations[0].residual: wrong number of arguments to 'lap' at column 1 (expected 1, got 0)");
   CHECK(parse_error("lap(k)") ==
         "equations[0].residual: cannot differentiate constant 'k' at column 5 (only fields have "
-        "derivatives; the fields are u, v)");
+        "derivatives, the fields are u, v; d(expr, x) differentiates an expression)");
   // lap() of an expression differentiates it; of a vector it is an error
   CHECK(parse_error("lap(sin(u))").empty());
   CHECK(parse_error("lap(grad(u))") ==

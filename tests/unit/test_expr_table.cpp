@@ -109,8 +109,10 @@ TEST_CASE("misuse of data is reported with the key") {
                        Error);
   CHECK_THROWS_WITH_AS(expr::Expression::parse("kappa(x)", linear, "k"),
                        doctest::Contains("wrong number of arguments to 'kappa'"), Error);
-  const auto outside = torch::tensor({{0.5, 0.0}, {1.5, 0.0}}, torch::kFloat64);
-  CHECK_THROWS_WITH_AS(evaluate("kappa(x, y)", expr::Interpolation::linear, outside),
+  // kappa(x, y) itself is covered by the load-time check against the domain; other arguments
+  // are checked where they are evaluated
+  const auto outside = torch::tensor({{0.25, 0.0}, {0.75, 0.0}}, torch::kFloat64);
+  CHECK_THROWS_WITH_AS(evaluate("kappa(2*x, y)", expr::Interpolation::linear, outside),
                        doctest::Contains("kappa(...) is asked at x = 1.5, outside its grid [0, 1]"),
                        Error);
   CHECK_THROWS_WITH_AS(
@@ -119,4 +121,20 @@ TEST_CASE("misuse of data is reported with the key") {
   CHECK_THROWS_WITH_AS(
       expr::Table("bad", {"x"}, {{0.0, 1.0}}, {1, 2, 3}, expr::Interpolation::linear),
       doctest::Contains("3 values for a grid of 2 points"), Error);
+}
+
+TEST_CASE("edges: float32 rounding at the ends, unchecked points, and if() of equal branches") {
+  const auto table = bilinear(expr::Interpolation::linear);
+  // one float32 rounding step past the grid's end is inside
+  const auto x32 = torch::tensor({std::nextafter(1.0f, 2.0f)}, torch::kFloat32);
+  const auto y32 = torch::tensor({2.0f}, torch::kFloat32);
+  CHECK(table->evaluate({x32, y32}, {}, "k")[0].item<double>() == doctest::Approx(17.0));
+  // without the check (the points are the domain's), a point beyond takes the edge value
+  const auto beyond = torch::tensor({1.5}, torch::kFloat64), y = torch::tensor({2.0});
+  CHECK(table->evaluate({beyond, y.to(torch::kFloat64)}, {}, "k", false)[0].item<double>() ==
+        doctest::Approx(17.0));
+  // min(x, 1) differentiates to if(x <= 1, 1, 0) along x and to 0 along y: no second
+  // derivative along x is asked of the data
+  CHECK_NOTHROW(expr::Expression::parse("d(kappa(min(x, 1), y), x, y)",
+                                        symbols(expr::Interpolation::linear), "k"));
 }

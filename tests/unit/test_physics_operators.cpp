@@ -166,3 +166,16 @@ TEST_CASE("misused operators are reported with the key and column") {
   CHECK_THROWS_WITH_AS(expr::Expression::parse("u", named_d, "k"),
                        doctest::Contains("may not be named like a function"), Error);
 }
+
+TEST_CASE("an exponent constant in space stays finite where the base is zero") {
+  expr::SymbolTable table = symbols(false);
+  table.parameters = {"p"};
+  const auto e = expr::Expression::parse("d(u^p, x)", table, "k");
+  const auto x = torch::tensor({{0.5, 0.5}, {0.2, 0.3}}, torch::kFloat64);
+  expr::Environment env{x, {}, {{"p", torch::tensor(2.5, torch::kFloat64)}}, {}};
+  env.derivatives[{0, {}}] = torch::tensor({0.0, 2.0}, torch::kFloat64);
+  env.derivatives[{0, {0}}] = torch::tensor({1.0, 1.0}, torch::kFloat64);
+  const auto value = e.evaluate(env);
+  CHECK(value[0].item<double>() == 0.0);
+  CHECK(value[1].item<double>() == doctest::Approx(2.5 * std::pow(2.0, 1.5)).epsilon(1e-14));
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tabulated diffusivity and finite-difference reference for the variable-coefficient heat case.
+"""Tabulated diffusivity and finite-volume reference for the variable-coefficient heat case.
 
     u_t = div(kappa(x, y) grad u)   on [0, 1]^2 x [0, T],   u = 0 on the boundary,
     u(x, y, 0) = sin(pi x) sin(pi y),

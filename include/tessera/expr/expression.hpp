@@ -38,6 +38,8 @@ class Expression {
   const std::set<std::string>& extra_names() const { return extra_names_; }
   /// True when the expression reads coordinates.
   bool uses_coordinates() const { return uses_coordinates_; }
+  /// True when it calls tabulated data (the case's `data`).
+  bool uses_tables() const { return uses_tables_; }
   /// True when it folded to a number (evaluate_constant() will succeed).
   bool is_constant() const;
 
@@ -70,6 +72,7 @@ class Expression {
   std::set<std::string> parameter_names_;
   std::set<std::string> extra_names_;
   bool uses_coordinates_ = false;
+  bool uses_tables_ = false;
 };
 
 /// Reads the case's definition `name` as a use of it would (a number or a vector), so that one

@@ -32,10 +32,12 @@ class Table {
 
   /// The interpolant at the points args[k] ([n] or 0-d, one per axis), differentiated once
   /// along each axis in `wrt` (distinct axes; linear interpolation only). Gradients flow to the
-  /// arguments. A point outside the grid (beyond a rounding tolerance) throws
-  /// "<key>: <name>(...) is asked at <axis> = <v>, outside the grid [lo, hi] ...".
+  /// arguments. With `check_range`, a point outside the grid (beyond a rounding tolerance)
+  /// throws "<key>: <name>(...) is asked at <axis> = <v>, outside its grid [lo, hi] ..."; the
+  /// check reads a flag from the device, so callers skip it where the grid is known to cover
+  /// the points.
   torch::Tensor evaluate(const std::vector<torch::Tensor>& args, const std::vector<int>& wrt,
-                         const std::string& key) const;
+                         const std::string& key, bool check_range = true) const;
 
  private:
   struct OnDevice {
