@@ -16,6 +16,7 @@ const std::vector<KeyGroup>& case_key_groups() {
           "conditions",  "exact",       "reference", "parameters", "decomposition", "subdomains",
           "network",     "training",    "output"}},
         {"time", {"name", "range"}},
+        {"fields[]", {"name", "of", "hidden"}},
         {"parameters.<name>", {"initial", "trainable", "positive"}},
         {"geometry", geometry},
         {"geometry.disk", {"center", "radius"}},
