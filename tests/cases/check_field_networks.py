@@ -2,6 +2,7 @@
 """A field of some of the inputs (a(x, y) in a space-time case), end to end with the binary.
 
   check_field_networks.py --tessera BIN --case cases/inverse_coefficient.json --out DIR
+                          [--mpiexec MPIEXEC]
 
 Trains the case shortly (float64, two XPINN subdomains, points and weights fixed) and checks:
 
@@ -14,7 +15,9 @@ Trains the case shortly (float64, two XPINN subdomains, points and weights fixed
 4. a run stopped after 20 iterations and continued with --restart latest ends with exactly the
    history of an uninterrupted 40-iteration run (timings aside);
 5. a warm start from the run begins at the run's final loss (the networks, a's included, are
-   copied).
+   copied);
+6. with --mpiexec, the same run on 2 ranks (a subdomain each) has the same history, bit for
+   bit (timings aside).
 """
 import argparse
 import os
@@ -50,16 +53,18 @@ SETS = [
 TIMINGS = ("wall_s", "time_s")
 
 
-def run(args, command, extra_sets=(), out=None, expect_ok=True):
+def run(args, command, extra_sets=(), out=None, ranks=1):
     line = [args.tessera] + command
     if out is not None:
         line = [args.tessera, "run", args.case]
         for s in SETS + list(extra_sets) + [f"output.directory={out}"]:
             line += ["--set", s]
         line += command
+    if ranks > 1:
+        line = [args.mpiexec, "-n", str(ranks)] + line
     print("running:", " ".join(line), flush=True)
     result = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
-    if expect_ok and result.returncode != 0:
+    if result.returncode != 0:
         sys.stdout.write(result.stdout[-3000:] + result.stderr[-3000:])
         sys.exit(f"FAIL: exit {result.returncode}")
     return result
@@ -84,6 +89,7 @@ def main():
     parser.add_argument("--tessera", required=True)
     parser.add_argument("--case", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--mpiexec")
     args = parser.parse_args()
     args.case = os.path.abspath(args.case)
     work = os.path.abspath(args.out)
@@ -173,6 +179,13 @@ def main():
     print(f"source final loss {final['loss']!r}, warm-started first loss {start['loss']!r}")
     if start["loss"] != final["loss"]:
         problems.append(f"warm start begins at {start['loss']!r}, not at {final['loss']!r}")
+
+    # 6. Two ranks.
+    if args.mpiexec:
+        two = os.path.join(work, "two_ranks")
+        run(args, [], out=two, ranks=2)
+        if history(two) != history(whole):
+            problems.append(f"2 ranks give another history:\n{history(two)}\n{history(whole)}")
 
     for problem in problems:
         print("FAIL:", problem)
