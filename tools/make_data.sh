@@ -32,3 +32,10 @@ if [ ! -f cases/data/heat_kappa.h5 ] || [ ! -f cases/data/heat_variable_referenc
   /usr/bin/python3 tools/reference/variable_heat.py --table cases/data/heat_kappa.h5 \
     --out cases/data/heat_variable_reference.h5 >/dev/null
 fi
+# inverse_coefficient(_penalty): 1,000 points of their u with 1% noise.
+if [ ! -f cases/data/coefficient_observations.h5 ]; then
+  /usr/bin/python3 tools/make_observations.py --domain x=0:1 --domain y=0:1 --domain t=0:1 \
+    --exact 'u=exp(-t)*sin(pi*x)*sin(pi*y) + 0.5*exp(-3*t)*sin(2*pi*x)*sin(2*pi*y)' \
+    --points 1000 --noise 0.01 --seed 3 \
+    --out cases/data/coefficient_observations.h5 >/dev/null
+fi

@@ -225,11 +225,21 @@ void check_memory_estimate(const io::Case& c, int ranks, double limit_bytes,
   // quasi-Newton stages' type), and the forward pass's saved values: every collocation or
   // condition point carries the value and its first and second derivatives (1 + d + d(d+1)/2
   // streams) through every hidden layer, kept for the backward pass with the tanh derivatives.
-  double widest_parameters = parameters(c.network, dims, c.fields.size());
+  // A field of some inputs has a network of its own instead of an output of the main one.
+  const auto subdomain_parameters = [&](const io::NetworkSpec& network) {
+    const std::size_t whole = c.fields.size() - c.field_inputs.size();
+    double total = whole > 0 ? parameters(network, dims, whole) : 0.0;
+    for (const auto& [field, spec] : c.field_inputs) {
+      io::NetworkSpec own = network;
+      own.hidden = spec.hidden.value_or(network.hidden);
+      total += parameters(own, spec.of.size(), 1);
+    }
+    return total;
+  };
+  double widest_parameters = subdomain_parameters(c.network);
   for (const auto& [id, override] : c.subdomains)
     if (override.network)
-      widest_parameters =
-          std::max(widest_parameters, parameters(*override.network, dims, c.fields.size()));
+      widest_parameters = std::max(widest_parameters, subdomain_parameters(*override.network));
   // A pass in parts (training.batch, or an fbpinn's slices) holds one part of every set at a
   // time.
   const auto sets = point_sets(c);

@@ -1,15 +1,17 @@
 #include "tessera/app/model.hpp"
 
+#include <algorithm>
 #include <map>
 
+#include "tessera/app/field_networks.hpp"
 #include "tessera/app/memory_estimate.hpp"
 
-#include "tessera/autodiff/reverse.hpp"
-#include "tessera/autodiff/taylor.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/data_group.hpp"
 #include "tessera/train/quasi_newton.hpp"
+
+#include "derivative_engine.hpp"
 
 namespace tessera::app {
 
@@ -61,11 +63,27 @@ std::vector<int> periodic_inputs(const io::Case& c, const Problem& p, const geom
 
 bool periodic_by_construction(const io::Case& c, const Problem& p, const std::string& condition,
                               const nn::Network& network) {
-  const auto* mlp = dynamic_cast<const nn::MlpImpl*>(&network);
-  if (!mlp) return false;  // only the MLP has periodic inputs
-  for (const auto& spec : c.conditions)
-    if (spec.name == condition && spec.type == io::ConditionKind::periodic)
-      return mlp->is_periodic(p.domain->axis_index(spec.axis));
+  // Only MLPs have periodic inputs; with fields of some inputs, every network that reads the
+  // axis must take it periodically.
+  std::vector<std::pair<const nn::MlpImpl*, std::vector<int>>> mlps;  // (network, its inputs)
+  if (const auto* mlp = dynamic_cast<const nn::MlpImpl*>(&network)) {
+    std::vector<int> every(static_cast<std::size_t>(p.domain->dims()));
+    for (std::size_t k = 0; k < every.size(); ++k) every[k] = static_cast<int>(k);
+    mlps.push_back({mlp, every});
+  }
+  if (const auto* parts = dynamic_cast<const nn::FieldNetworksImpl*>(&network))
+    for (std::size_t k = 0; k < parts->parts().size(); ++k)
+      mlps.push_back({parts->network(k).get(), parts->parts()[k].inputs});
+  for (const auto& spec : c.conditions) {
+    if (spec.name != condition || spec.type != io::ConditionKind::periodic) continue;
+    const int axis = p.domain->axis_index(spec.axis);
+    bool periodic = !mlps.empty();
+    for (const auto& [mlp, inputs] : mlps) {
+      const auto at = std::find(inputs.begin(), inputs.end(), axis);
+      periodic = periodic && (at == inputs.end() || mlp->is_periodic(at - inputs.begin()));
+    }
+    return periodic;
+  }
   return false;
 }
 
@@ -107,33 +125,6 @@ nn::FbpinnOptions fbpinn_options(const io::Case& c, const Problem& p, const Deco
   o.seed = c.seed;
   return o;
 }
-
-namespace {
-
-// "taylor": the forward engine, "autograd": the reverse engine, "auto": forward wherever it
-// applies (orders <= 2), else reverse. Which partials a group asks for is known only when it
-// asks, so the choice (and the error for "taylor") is made per call. `Network` is nn::Mlp or
-// nn::Fbpinn.
-template <typename Network>
-physics::DerivativeEngine derivative_engine(const io::Case& c, const Network& network) {
-  const io::DerivativeChoice choice = c.training.derivatives;
-  if (choice == io::DerivativeChoice::autograd) return autodiff::reverse_partials;
-  const std::string file = c.file;
-  return [choice, file, network](const autodiff::NetworkFunction& function, const torch::Tensor& x,
-                                 const std::set<autodiff::Partial>& requested, bool create_graph) {
-    // bf16 products (a stage's precision) run on the reverse engine: the forward engine's
-    // kernels are float32/float64.
-    if (!network->bf16_products() && autodiff::taylor_supports(network->options(), requested))
-      return autodiff::taylor_partials(*network, x, requested, create_graph);
-    TESSERA_CHECK(
-        choice != io::DerivativeChoice::taylor,
-        file << ": training.derivatives: the \"taylor\" engine computes derivatives up "
-                "to second order; this case needs higher ones: use \"auto\" or \"autograd\"");
-    return autodiff::reverse_partials(function, x, requested, create_graph);
-  };
-}
-
-}  // namespace
 
 bool causal_enabled(const io::Case& c) {
   // The same with or without replicas, so a run keeps one objective on any rank count: the
@@ -188,14 +179,22 @@ std::unique_ptr<train::SubdomainModel> build_subdomain(
     model->network = windowed_sum = network.ptr();
     model->fields = std::make_unique<physics::FieldEvaluator>(
         [network](const torch::Tensor& x) mutable { return network->forward(x); },
-        derivative_engine(c, network), std::move(parameters));
+        detail::derivative_engine(c, network), std::move(parameters));
+  } else if (has_field_networks(c)) {
+    nn::FieldNetworks network =
+        field_networks(c, network_options(c, p, id, region->bounding_box()));
+    network->to(p.device, p.dtype);
+    model->network = network.ptr();
+    model->fields = std::make_unique<physics::FieldEvaluator>(
+        [network](const torch::Tensor& x) mutable { return network->forward(x); },
+        field_networks_engine(c, network), std::move(parameters));
   } else {
     nn::Mlp network(network_options(c, p, id, region->bounding_box()));
     network->to(p.device, p.dtype);
     model->network = network.ptr();
     model->fields = std::make_unique<physics::FieldEvaluator>(
         [network](const torch::Tensor& x) mutable { return network->forward(x); },
-        derivative_engine(c, network), std::move(parameters));
+        detail::derivative_engine(c, network), std::move(parameters));
     // The forward engine can evaluate it together with the rank's other subdomains.
     if (c.training.derivatives != io::DerivativeChoice::autograd)
       model->fields->set_groupable(network);
@@ -270,6 +269,8 @@ NetworkSizes network_sizes(const io::Case& c, const Problem& p, const Decomposit
     std::shared_ptr<nn::Network> network;
     if (d.method == io::DecompositionMethod::fbpinn)
       network = nn::Fbpinn(fbpinn_options(c, p, d)).ptr();
+    else if (has_field_networks(c))
+      network = field_networks(c, network_options(c, p, id, region->bounding_box())).ptr();
     else
       network = nn::Mlp(network_options(c, p, id, region->bounding_box())).ptr();
     int64_t n = 0;

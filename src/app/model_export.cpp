@@ -9,6 +9,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/io/write_error.hpp"
 #include "tessera/nn/fbpinn.hpp"
+#include "tessera/nn/field_networks.hpp"
 #include "tessera/nn/mlp.hpp"
 #include "tessera/physics/exact_conditions.hpp"
 
@@ -51,11 +52,11 @@ class ScriptWriter {
   ScriptedModel model_;
 };
 
-/// def network_<id>(self, x): the plain or modified MLP, as MlpImpl::forward.
-void write_mlp(ScriptWriter& w, const nn::MlpImpl& net, int id) {
+/// def <name>(self, x): the plain or modified MLP, as MlpImpl::forward.
+void write_mlp(ScriptWriter& w, const nn::MlpImpl& net, const std::string& name) {
   const auto& o = net.options();
   const std::string act = activation_call(o.activation);
-  w.line(0, "def network_" + std::to_string(id) + "(self, x):");
+  w.line(0, "def " + name + "(self, x):");
   w.line(1, "z = (x - " + w.tensor(net.shift()) + ") * " + w.tensor(net.scale()));
   if (!o.periodic_inputs.empty()) {
     std::string columns;
@@ -91,6 +92,30 @@ void write_mlp(ScriptWriter& w, const nn::MlpImpl& net, int id) {
     if (o.modified) w.line(1, "z = v + z * (u - v)");
   }
   w.line(1, "return z");
+}
+
+/// def network_<id>(self, x): every field's column from its part, each part an MLP of its own
+/// input columns (FieldNetworksImpl::forward).
+void write_field_networks(ScriptWriter& w, const nn::FieldNetworksImpl& net, int id) {
+  const std::string prefix = "network_" + std::to_string(id);
+  const auto& parts = net.parts();
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    write_mlp(w, *net.network(k), prefix + "_" + parts[k].name);
+  w.line(0, "def " + prefix + "(self, x):");
+  std::vector<std::string> columns(static_cast<std::size_t>(net.outputs()));
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    std::string inputs;
+    for (int column : parts[k].inputs) inputs += "x[:, " + std::to_string(column) + "], ";
+    const std::string out = "o" + std::to_string(k);
+    w.line(1,
+           out + " = self." + prefix + "_" + parts[k].name + "(torch.stack([" + inputs + "], 1))");
+    for (std::size_t j = 0; j < parts[k].fields.size(); ++j)
+      columns[static_cast<std::size_t>(parts[k].fields[j])] =
+          out + "[:, " + std::to_string(j) + "]";
+  }
+  std::string stacked;
+  for (const auto& column : columns) stacked += column + ", ";
+  w.line(1, "return torch.stack([" + stacked + "], 1)");
 }
 
 /// def network_<id>(self, x): the windowed sum, level by level, each level's subdomain networks
@@ -228,7 +253,9 @@ ScriptedModel script_model(const Setup& setup, const std::vector<train::Subdomai
 
   for (const auto* model : models) {
     if (const auto* mlp = dynamic_cast<const nn::MlpImpl*>(model->network.get()))
-      write_mlp(w, *mlp, model->id);
+      write_mlp(w, *mlp, "network_" + std::to_string(model->id));
+    else if (const auto* parts = dynamic_cast<const nn::FieldNetworksImpl*>(model->network.get()))
+      write_field_networks(w, *parts, model->id);
     else if (const auto* fbpinn = dynamic_cast<const nn::FbpinnImpl*>(model->network.get()))
       write_fbpinn(w, *fbpinn, model->id);
     else

@@ -170,9 +170,24 @@ void print_problem_summary(std::ostream& out, const Setup& setup, const ModelSum
       out << (i ? " x " : "") << s.box.lo[i] << ", " << s.box.hi[i];
     out << "]\n";
   }
-  out << "  network: " << io::name(c.network.activation) << " [" << p.domain->dims();
-  for (auto h : c.network.hidden) out << ", " << h;
-  out << ", " << p.symbols.fields.size() << "], " << model.parameters
+  out << "  network: " << io::name(c.network.activation);
+  const std::size_t whole = p.symbols.fields.size() - c.field_inputs.size();
+  if (whole > 0) {
+    out << " [" << p.domain->dims();
+    for (auto h : c.network.hidden) out << ", " << h;
+    out << ", " << whole << "]";
+  }
+  // The fields of some inputs, each with its own network.
+  const char* joiner = whole > 0 ? " + " : " ";
+  for (const auto& [field, spec] : c.field_inputs) {
+    out << joiner << field << "(";
+    joiner = " + ";
+    for (std::size_t k = 0; k < spec.of.size(); ++k) out << (k ? ", " : "") << spec.of[k];
+    out << "): [" << spec.of.size();
+    for (auto h : spec.hidden.value_or(c.network.hidden)) out << ", " << h;
+    out << ", 1]";
+  }
+  out << ", " << model.parameters
       << (d.windows.empty() ? " trainable parameters per subdomain, "
                             : " trainable parameters in all subdomains, ")
       << io::name(c.dtype) << " on " << p.device

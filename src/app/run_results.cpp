@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tessera/app/console.hpp"
+#include "tessera/app/field_networks.hpp"
 #include "tessera/app/model.hpp"
 #include "tessera/app/point_output.hpp"
 #include "tessera/app/progress.hpp"
@@ -116,6 +117,9 @@ nlohmann::json checkpoint_identity(const Setup& setup) {
                              {"networks", networks},
                              {"stages", c.training.stages.size()},
                              {"dtype", io::name(c.dtype)}};
+  // The fields of some inputs have networks of their own (absent from older checkpoints, whose
+  // cases have none).
+  if (!c.field_inputs.empty()) identity["field_inputs"] = field_inputs_record(c, c.network);
   // The stacked networks of an fbpinn decomposition: one row of parameters per window.
   if (!d.windows.empty()) {
     nlohmann::json cells = nlohmann::json::array();

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tessera/app/field_networks.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/io/case_options.hpp"
 #include "tessera/io/checkpoint_files.hpp"
@@ -43,6 +44,7 @@ std::vector<std::pair<std::string, nlohmann::json>> architecture(const io::Case&
   return {
       {"coordinates", inputs},
       {"fields", c.fields},
+      {"fields[].of", field_inputs_record(c, n)},
       {net + ".architecture", io::name(n.architecture)},
       {net + ".hidden", n.hidden},
       {net + ".activation", io::name(n.activation)},
@@ -228,12 +230,19 @@ WarmStart plan_warm_start(const parallel::Communicator& comm, const Setup& setup
 
 namespace {
 
-/// `into`'s own tensors (not its children's: the networks have none) from the archive of the
-/// same network, converted to their dtype and device. A tensor the archive lacks or holds in
-/// another shape is an error naming both shapes.
-void copy_network(torch::serialize::InputArchive& archive, nn::Network& into,
+/// `into`'s tensors from the archive of the same network, converted to their dtype and device,
+/// and its member networks' (nn::FieldNetworks) from their archives within it. A tensor the
+/// archive lacks or holds in another shape is an error naming both shapes.
+void copy_network(torch::serialize::InputArchive& archive, torch::nn::Module& into,
                   const std::string& file) {
   torch::NoGradGuard no_grad;
+  for (auto& child : into.named_children()) {
+    torch::serialize::InputArchive part;
+    TESSERA_CHECK(archive.try_read(child.key(), part),
+                  "network.init.from: '" << file << "' holds no network '" << child.key()
+                                         << "'; start from a run of this architecture");
+    copy_network(part, *child.value(), file);
+  }
   const bool fbpinn = dynamic_cast<nn::FbpinnImpl*>(&into) != nullptr;
   const auto copy = [&](const std::string& name, torch::Tensor& target, bool buffer) {
     torch::Tensor value;

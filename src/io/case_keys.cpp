@@ -17,6 +17,7 @@ const std::vector<KeyGroup>& case_key_groups() {
           "subdomains",  "network",     "training",    "output"}},
         {"time", {"name", "range"}},
         {"data.<name>", {"file", "dataset", "interpolation"}},
+        {"fields[]", {"name", "of", "hidden"}},
         {"parameters.<name>", {"initial", "trainable", "positive"}},
         {"geometry", geometry},
         {"geometry.disk", {"center", "radius"}},

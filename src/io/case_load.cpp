@@ -81,6 +81,7 @@ void read_case(const detail::JsonNode& root, Case& c) {
   detail::read_decomposition(root, c);
   detail::read_network_section(root, c);
   detail::read_subdomains(root, c);
+  detail::check_field_networks(root, c);
   detail::read_training(root, c);
   detail::read_output(root, c);
 }

@@ -99,4 +99,38 @@ void read_network_section(const JsonNode& root, Case& c) {
   }
 }
 
+void check_field_networks(const JsonNode& root, const Case& c) {
+  if (c.field_inputs.empty()) return;
+  const auto nodes = root["fields"].elements();
+  for (std::size_t k = 0; k < c.fields.size(); ++k) {
+    const auto it = c.field_inputs.find(c.fields[k]);
+    if (it == c.field_inputs.end()) continue;
+    const JsonNode& node = nodes[k];
+    if (c.decomposition.method == DecompositionMethod::fbpinn)
+      node["of"].fail(
+          "a field of some of the inputs has a network of its own, which the windowed sum of "
+          "\"fbpinn\" does not have; write the field as a plain name (every input), or use "
+          "\"xpinn\", \"cpinn\" or \"none\"");
+    // The field's network takes the architecture of each subdomain's network.
+    const auto check_widths = [&](const NetworkSpec& network) {
+      if (!it->second.hidden || network.architecture != ArchitectureChoice::modified_mlp) return;
+      for (int64_t width : *it->second.hidden)
+        if (width != it->second.hidden->front())
+          node["hidden"].fail("the modified MLP needs equal hidden widths, got " +
+                              std::to_string(it->second.hidden->front()) + " and " +
+                              std::to_string(width) +
+                              "; give every hidden layer of this field's network the same width");
+    };
+    check_widths(c.network);
+    for (const auto& [id, override] : c.subdomains)
+      if (override.network) check_widths(*override.network);
+    for (std::size_t i = 0; i < c.conditions.size(); ++i)
+      if (c.conditions[i].exact && c.conditions[i].field == c.fields[k])
+        root["conditions"].elements()[i]["enforce"].fail(
+            "field '" + c.fields[k] + "' depends on some of the inputs only (" + node.key() +
+            ".of), and u = g + phi N would make it depend on all of them; enforce this "
+            "condition as a \"penalty\", or write the field as a plain name");
+  }
+}
+
 }  // namespace tessera::io::detail

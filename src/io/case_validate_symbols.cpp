@@ -63,6 +63,43 @@ void read_device(const JsonNode& node, Case& c) {
   c.device_index = std::stoi(index);
 }
 
+/// A field object {"name", "of", "hidden"}: `of` names some of the inputs, each once, in
+/// input order (coordinates, then time), so the field's network sees its columns as the case
+/// lists them.
+FieldInputs read_field_inputs(const JsonNode& node, const Case& c) {
+  node.check_object(keys_at("fields[]"));
+  std::vector<std::string> inputs = c.coordinates;
+  if (c.time) inputs.push_back(c.time->name);
+  std::string listed;
+  for (const auto& name : inputs) listed += (listed.empty() ? "'" : ", '") + name + "'";
+  FieldInputs field;
+  field.key = node.key();
+  const JsonNode of = node.required(
+      "of", "\"of\": [" + listed + "] (the inputs the field depends on, in that order)");
+  std::size_t next = 0;  // the position in `inputs` the next name may take
+  for (const auto& entry : of.elements(1, "input")) {
+    const std::string name = entry.string();
+    const auto at = std::find(inputs.begin(), inputs.end(), name);
+    if (at == inputs.end())
+      entry.fail("'" + name + "' is not an input of this case; \"of\" takes " + listed);
+    const auto position = static_cast<std::size_t>(at - inputs.begin());
+    if (position < next)
+      entry.fail("'" + name + "' is " +
+                 (std::find(field.of.begin(), field.of.end(), name) != field.of.end()
+                      ? std::string("named twice")
+                      : "out of order") +
+                 "; list each input once, in the order " + listed);
+    field.of.push_back(name);
+    next = position + 1;
+  }
+  if (const JsonNode hidden = node["hidden"]; hidden.present()) {
+    field.hidden.emplace();
+    for (const auto& width : hidden.elements(1, "layer width"))
+      field.hidden->push_back(width.integer(1));
+  }
+  return field;
+}
+
 }  // namespace
 
 void read_symbols(const JsonNode& root, Case& c) {
@@ -117,6 +154,14 @@ void read_symbols(const JsonNode& root, Case& c) {
 
   const JsonNode fields = root.required("fields", "\"fields\": [\"u\"] (the unknowns)");
   for (const auto& node : fields.elements(1, "field")) {
+    if (node.present() && node.value().is_object()) {
+      const JsonNode name = node.required("name", "\"name\": \"a\"");
+      c.fields.push_back(name.string());
+      check_identifier(c.fields.back(), name, "field");
+      symbols.declare(c.fields.back(), name, "field");
+      c.field_inputs[c.fields.back()] = read_field_inputs(node, c);
+      continue;
+    }
     c.fields.push_back(node.string());
     check_identifier(c.fields.back(), node, "field");
     symbols.declare(c.fields.back(), node, "field");

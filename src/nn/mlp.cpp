@@ -49,7 +49,7 @@ MlpImpl::MlpImpl(MlpOptions options) : options_(std::move(options)) {
     TESSERA_CHECK(options_.lower[i] < options_.upper[i],
                   "network input box: axis " << i << " needs lower < upper, got "
                                              << options_.lower[i] << " and " << options_.upper[i]);
-  core::Rng rng(options_.seed, options_.subdomain, "init");
+  core::Rng rng(options_.seed, options_.subdomain, options_.purpose);
 
   auto lower = torch::tensor(options_.lower, torch::kFloat64);
   auto upper = torch::tensor(options_.upper, torch::kFloat64);

@@ -1,10 +1,11 @@
 // Conditions given at points ("on": {"points": ...}) and the free-form "description" key.
 #include <doctest/doctest.h>
 
-#include "tessera/core/error.hpp"
+#include "io_test_support.hpp"
 #include "tessera/io/case.hpp"
 
 using namespace tessera;
+using io::testing::case_error;
 using nlohmann::json;
 
 namespace {
@@ -17,15 +18,6 @@ json minimal() {
     "conditions": [{"type": "dirichlet", "field": "u", "value": "0"}],
     "training": {"stages": [{"optimizer": "adam", "iterations": 10}]}
   })");
-}
-
-std::string error_of(const json& document) {
-  try {
-    io::case_from_json(document, "cases/p.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "loaded";
 }
 
 }  // namespace
@@ -44,7 +36,7 @@ TEST_CASE("a point must list every input, time included") {
   json doc = minimal();
   doc["time"] = {{"range", {0, 1}}};
   doc["conditions"][0]["on"] = {{"points", {{0, 0}}}};
-  CHECK(error_of(doc) ==
+  CHECK(case_error(doc) ==
         "cases/p.json: conditions[0].on.points[0]: a point needs one number per input ('x', "
         "'y', 't'): expected 3, got 2");
 }
@@ -53,25 +45,26 @@ TEST_CASE("points are refused where a normal is needed, with a point count or en
   json doc = minimal();
   doc["conditions"][0]["type"] = "neumann";
   doc["conditions"][0]["on"] = {{"points", {{0, 0}}}};
-  CHECK(error_of(doc).find("conditions[0].on: points are taken by dirichlet and residual "
-                           "conditions only (a point has no outward normal)") != std::string::npos);
+  CHECK(case_error(doc).find("conditions[0].on: points are taken by dirichlet and residual "
+                             "conditions only (a point has no outward normal)") !=
+        std::string::npos);
 
   doc = minimal();
   doc["conditions"][0]["on"] = {{"points", {{0, 0}}}};
   doc["conditions"][0]["points"] = 4;
-  CHECK(error_of(doc) ==
+  CHECK(case_error(doc) ==
         "cases/p.json: conditions[0].points: a condition at given points holds at exactly "
         "those points; remove 'points'");
 
   doc = minimal();
   doc["conditions"][0]["on"] = {{"points", {{0, 0}}}};
   doc["conditions"][0]["enforce"] = "exact";
-  CHECK(error_of(doc).find("conditions[0].enforce: a condition at points is a penalty only") !=
+  CHECK(case_error(doc).find("conditions[0].enforce: a condition at points is a penalty only") !=
         std::string::npos);
 
   doc = minimal();
   doc["conditions"][0]["on"] = {{"point", {{0, 0}}}};
-  CHECK(error_of(doc).find("conditions[0].on.point") != std::string::npos);
+  CHECK(case_error(doc).find("conditions[0].on.point") != std::string::npos);
 }
 
 TEST_CASE("a description is a string or a list of lines, kept in the effective case") {
@@ -86,5 +79,5 @@ TEST_CASE("a description is a string or a list of lines, kept in the effective c
   CHECK(c.description == std::vector<std::string>{"first", "second"});
 
   doc["description"] = 3;
-  CHECK(error_of(doc).find("cases/p.json: description: expected a string") != std::string::npos);
+  CHECK(case_error(doc).find("cases/p.json: description: expected a string") != std::string::npos);
 }

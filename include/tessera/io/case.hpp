@@ -134,6 +134,15 @@ struct WarmStartSpec {
   std::optional<int64_t> subdomain;
 };
 
+/// A field whose network takes only some of the inputs ("fields": [{"name": "a", "of": ["x",
+/// "y"]}]); its derivatives along the other inputs are zero.
+struct FieldInputs {
+  std::vector<std::string> of;  ///< the inputs, in input order (coordinates, then time)
+  /// Hidden widths of the field's own network; absent: those of the subdomain's network.
+  std::optional<std::vector<int64_t>> hidden;
+  std::string key;  ///< "fields[1]", for messages
+};
+
 struct SubdomainOverride {
   std::optional<NetworkSpec> network;
   std::optional<int64_t> collocation_points;
@@ -248,6 +257,8 @@ struct Case {
   std::vector<std::string> coordinates;
   std::optional<TimeSpec> time;
   std::vector<std::string> fields;
+  /// The fields written as {"name", "of"}: field -> its inputs. Absent: every input.
+  std::map<std::string, FieldInputs> field_inputs;
   GeometrySpec geometry;
   std::vector<EquationSpec> equations;
   std::vector<ConditionSpec> conditions;

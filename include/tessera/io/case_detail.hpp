@@ -30,6 +30,9 @@ void read_network_section(const JsonNode& root, Case& c);
 NetworkSpec read_network(const JsonNode& node, const NetworkSpec& base);
 /// The network a case starts from before its "network" section (by decomposition method).
 NetworkSpec default_network(const Case& c);
+/// The fields written as {"name", "of"} against the rest of the case: not with fbpinn, equal
+/// widths for the modified MLP, no exactly enforced condition on them.
+void check_field_networks(const JsonNode& root, const Case& c);
 /// training (stages, collocation, weights, ...).
 void read_training(const JsonNode& root, Case& c);
 /// output (directory defaults to "results/<name>").

@@ -43,8 +43,9 @@ struct MlpOptions {
   std::optional<std::pair<double, double>> weight_factorization;
   bool xavier_uniform = false;       ///< default: Xavier-normal
   std::vector<double> lower, upper;  ///< input box used for normalisation to [-1, 1]
-  uint64_t seed = 1234;              ///< initialisation stream: (seed, subdomain, "init")
+  uint64_t seed = 1234;              ///< initialisation stream: (seed, subdomain, purpose)
   int64_t subdomain = 0;
+  std::string purpose = "init";  ///< another network of the same subdomain draws from its own
 };
 
 /// A fully connected network. Parameters are created in float64 on the CPU from Tessera's own
