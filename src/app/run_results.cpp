@@ -177,7 +177,11 @@ std::string write_results(const parallel::Communicator& comm, const Setup& setup
                 {"slices", setup.decomposition.slices},
                 {"adam_steps", trainer.adam_steps()},
                 {"replica_gradient_allreduces", calls(links.replica_sum)},
-                {"parameter_gradient_allreduces", calls(links.parameter_sum)}}}});
+                {"parameter_gradient_allreduces", calls(links.parameter_sum)},
+                {"quiet_adam_iterations", trainer.quiet_reads().iterations},
+                {"quiet_adam_reads",
+                 {{"values", trainer.quiet_reads().values},
+                  {"messages", trainer.quiet_reads().messages}}}}}});
   run.update(run_status(trainer, c.output.directory));
   io::write_json_atomically(c.output.directory + "/run.json", run);
   return xmf.lexically_normal().string();

@@ -250,7 +250,7 @@ torch::Tensor streams(const torch::Tensor& features, const std::vector<torch::Te
   if (order.defined()) {
     TESSERA_ASSERT(!group_rows.empty() && order.numel() == features.size(1),
                    "network_streams_cpu: an order needs groups and one entry per row");
-    rows = order.to(torch::kCPU, torch::kLong).contiguous();
+    rows = order.to(torch::kLong).contiguous();  // the CPU node: `order` is on the CPU
     TESSERA_ASSERT(is_permutation(rows), "network_streams_cpu: `order` must hold every row once");
   }
   const auto shape = detail::shape_of(layout);

@@ -9,6 +9,7 @@
 #include "tessera/autodiff/taylor.hpp"
 #include "tessera/autodiff/taylor_streams.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::autodiff {
@@ -71,7 +72,8 @@ torch::Tensor network_streams(const nn::FbpinnImpl& network, const nn::LevelPlan
   }
   const auto activation = network.options().activation;
   if (cpu_node) {
-    const auto per_subdomain = torch::bincount(plan.subdomain - first, {}, count).cpu();
+    const auto per_subdomain =
+        core::read_to_host(torch::bincount(plan.subdomain - first, {}, count), torch::kLong);
     const std::vector<int64_t> group_rows(per_subdomain.data_ptr<int64_t>(),
                                           per_subdomain.data_ptr<int64_t>() + count);
     return taylor::grouped_network_streams_cpu(features, weights, biases, activation, layout,

@@ -2,11 +2,13 @@
 
 #include <cmath>
 
+#include "tessera/core/error.hpp"
+
 namespace tessera::core {
 namespace {
 
 template <typename T>
-bool all_finite(const T* data, int64_t count) {
+bool finite_elements(const T* data, int64_t count) {
   bool finite = true;
   for (int64_t i = 0; i < count; ++i) finite &= std::isfinite(data[i]);
   return finite;
@@ -14,12 +16,14 @@ bool all_finite(const T* data, int64_t count) {
 
 }  // namespace
 
-bool all_finite(const torch::Tensor& t) {
-  if (t.device().is_cpu() && t.is_contiguous()) {
-    if (t.scalar_type() == torch::kFloat32) return all_finite(t.data_ptr<float>(), t.numel());
-    if (t.scalar_type() == torch::kFloat64) return all_finite(t.data_ptr<double>(), t.numel());
+bool finite_on_cpu(const torch::Tensor& t) {
+  TESSERA_ASSERT(t.device().is_cpu(), "finite_on_cpu: the tensor is on " << t.device());
+  if (t.scalar_type() == torch::kFloat32) {
+    const auto values = t.contiguous();
+    return finite_elements(values.data_ptr<float>(), values.numel());
   }
-  return torch::isfinite(t).all().item<bool>();
+  const auto values = t.to(torch::kFloat64).contiguous();
+  return finite_elements(values.data_ptr<double>(), values.numel());
 }
 
 }  // namespace tessera::core

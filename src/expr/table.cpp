@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::expr {
@@ -86,8 +87,8 @@ torch::Tensor Table::evaluate(const std::vector<torch::Tensor>& args, const std:
     if (check_range) {
       const double slack = end_tolerance(lo, hi, a.scalar_type());
       const auto outside = torch::logical_or(torch::lt(a, lo - slack), torch::gt(a, hi + slack));
-      if (outside.any().item<bool>()) {
-        const double at = a.masked_select(outside)[0].item<double>();
+      if (core::read_bool(outside.any())) {
+        const double at = core::read_double(a.masked_select(outside)[0]);
         TESSERA_FAIL(key << ": " << name_ << "(...) is asked at " << axes_[k] << " = " << at
                          << ", outside its grid [" << lo << ", " << hi
                          << "] (extend the data file's grid to cover the domain)");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::nn {
@@ -139,7 +140,8 @@ LevelPlan FbpinnImpl::plan_level(const torch::Tensor& coordinates, std::size_t l
       const auto hi = upper.index_select(0, along).select(1, a);
       const auto c = coordinates.select(1, a).unsqueeze(1);
       const auto inside = (c > lo) & (c < hi);
-      const int64_t most = n == 0 ? 1 : std::max<int64_t>(1, inside.sum(1).max().item<int64_t>());
+      const int64_t most =
+          n == 0 ? 1 : std::max<int64_t>(1, core::read_integer(inside.sum(1).max()));
       candidates = torch::argsort(inside.logical_not().to(torch::kInt), /*stable=*/true, 1)
                        .narrow(1, 0, most);
       holds = inside.gather(1, candidates);
@@ -168,12 +170,12 @@ LevelPlan FbpinnImpl::plan_level(const torch::Tensor& coordinates, std::size_t l
   }
   // A point's k-th pair goes to column k of its row in the sum table.
   const auto per_point = torch::bincount(plan.point, {}, n);
-  plan.per_point = per_point.max().item<int64_t>();
+  plan.per_point = core::read_integer(per_point.max());
   plan.place = plan.point * plan.per_point + order -
                (per_point.cumsum(0) - per_point).index_select(0, plan.point);
   // A subdomain's k-th pair (by point) goes to row k of its block in the padded batch.
   const auto per_subdomain = torch::bincount(local, {}, count);
-  plan.rows = per_subdomain.max().item<int64_t>();
+  plan.rows = core::read_integer(per_subdomain.max());
   plan.by_subdomain = torch::argsort(local * n + plan.point);
   const auto& by_subdomain = plan.by_subdomain;
   const auto sorted = local.index_select(0, by_subdomain);

@@ -44,6 +44,7 @@ void InterfaceExchange::start_receives() {
   core::ScopedTimer timer(exchange_s_);
   TESSERA_ASSERT(receives_.empty(), "exchange started twice without wait()");
   for (auto& [key, channel] : channels_) {
+    if (channel.peer == comm_.rank()) continue;
     receives_.emplace_back();
     MPI_Irecv(channel.incoming.data(), static_cast<int>(channel.count), MPI_DOUBLE, channel.peer,
               tag_of(key.first, key.second), comm_.native(), &receives_.back());
@@ -58,6 +59,11 @@ void InterfaceExchange::send(int id, int side, const double* values, int64_t cou
   Channel& channel = it->second;
   TESSERA_ASSERT(count == channel.count,
                  "interface " << id << " sends " << count << " values, expected " << channel.count);
+  if (channel.peer == comm_.rank()) {
+    auto& other = channels_.at({id, 1 - side});
+    std::copy(values, values + count, other.incoming.begin());
+    return;
+  }
   std::copy(values, values + count, channel.outgoing.begin());
   sends_.emplace_back();
   MPI_Isend(channel.outgoing.data(), static_cast<int>(count), MPI_DOUBLE, channel.peer,
@@ -75,6 +81,13 @@ void InterfaceExchange::wait() {
   core::ScopedTimer timer(wait_s_);
   MPI_Waitall(static_cast<int>(receives_.size()), receives_.data(), MPI_STATUSES_IGNORE);
   receives_.clear();
+}
+
+bool InterfaceExchange::local(int id, int side) const {
+  auto it = channels_.find({id, side});
+  TESSERA_ASSERT(it != channels_.end(),
+                 "interface " << id << " side " << side << " not registered");
+  return it->second.peer == comm_.rank();
 }
 
 const std::vector<double>& InterfaceExchange::received(int id, int side) const {

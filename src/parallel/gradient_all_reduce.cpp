@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/parallel/nccl_all_reduce.hpp"
 
@@ -65,7 +66,8 @@ void GradientAllReduce::sum_gradients(const std::vector<torch::Tensor>& tensors,
     offset += t.numel();
   }
   if (extras && !extras->empty()) {
-    const auto values = bucket.slice(0, offset).to(torch::kCPU, torch::kFloat64).contiguous();
+    const auto values =
+        core::read_to_host(bucket.slice(0, offset), torch::kFloat64, core::HostRead::message);
     for (std::size_t i = 0; i < extras->size(); ++i) (*extras)[i] = values.data_ptr<double>()[i];
   }
 }
@@ -85,7 +87,7 @@ void GradientAllReduce::all_reduce(torch::Tensor& bucket) {
       nccl_->sum_in_place(bucket);
       return;
     }
-    auto host = bucket.cpu();
+    auto host = core::read_to_host(bucket, bucket.scalar_type(), core::HostRead::message);
     mpi_sum(host);
     bucket.copy_(host);
     return;

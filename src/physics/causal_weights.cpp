@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "tessera/core/host_reads.hpp"
+
 namespace tessera::physics {
 
 torch::Tensor ChunkWeighting::loss(const torch::Tensor& sums) const {
@@ -62,7 +64,7 @@ ChunkWeighting weigh_chunks(const std::vector<torch::Tensor>& sums, const torch:
   const auto [whole_sums, whole_counts] = whole_sample(sums, counts, sum_over_holders);
   auto losses = torch::zeros_like(whole_counts);
   for (const auto& s : whole_sums) losses = losses + s / whole_counts.clamp_min(1);
-  const auto filled = static_cast<double>(whole_counts.gt(0).sum().item<int64_t>());
+  const auto filled = static_cast<double>(core::read_integer(whole_counts.gt(0).sum()));
   return {causal_weights(losses, tolerance), whole_counts, filled};
 }
 

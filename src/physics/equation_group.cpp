@@ -1,6 +1,7 @@
 #include "tessera/physics/equation_group.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::physics {
@@ -75,7 +76,7 @@ void EquationGroup::resample() {
 }
 
 void EquationGroup::set_adapted_points(const torch::Tensor& all) {
-  adapted_ = all.to(torch::kCPU, torch::kFloat64);
+  adapted_ = core::read_to_host(all, torch::kFloat64);
   x_ = sampling_.place(adapted_);
   if (causal_) chunk_ = time_chunks(x_, *causal_).to(x_.device());
 }
@@ -106,7 +107,7 @@ ResidualCandidates EquationGroup::candidates(const FieldEvaluator& fields,
     const auto x = drawn.slice(0, start, start + s.points).to(s.options.device, s.options.dtype);
     auto sum = torch::zeros({x.size(0)}, torch::kFloat64);
     for (const auto& r : equation_residuals(equations_, fields, x, /*create_graph=*/false))
-      sum += r.detach().reshape({r.size(0), -1}).abs().sum(1).to(torch::kCPU, torch::kFloat64);
+      sum += core::read_to_host(r.detach().reshape({r.size(0), -1}).abs().sum(1), torch::kFloat64);
     magnitudes.push_back(sum);
   }
   return {drawn, torch::cat(magnitudes)};
@@ -146,14 +147,16 @@ void EquationGroup::prepare_chunks(const FieldEvaluator& fields, int chunks) con
   torch::AutoGradMode grad_mode(true);  // the reverse engine needs it even without a graph
   for (int c = 0; c < chunks; ++c) {
     const Chunk part{c, chunks};
-    const auto time_chunk = part.rows(chunk_).cpu();
+    const auto time_chunk = core::read_to_host(part.rows(chunk_), chunk_.scalar_type());
     if (time_chunk.size(0) == 0) continue;
     const auto residuals = equation_residuals(equations_, fields, part.rows(x_), false);
     for (std::size_t e = 0; e < residuals.size(); ++e)
-      sums[e].index_add_(0, time_chunk, residuals[e].detach().pow(2).cpu());
+      sums[e].index_add_(0, time_chunk,
+                         core::read_to_host(residuals[e].detach().pow(2), sums[e].scalar_type()));
   }
   // Called with no rows too: the other replicas wait for this replica's sums.
-  const auto counts = chunk_counts(chunk_.cpu(), causal_->chunks, dtype);
+  const auto counts =
+      chunk_counts(core::read_to_host(chunk_, chunk_.scalar_type()), causal_->chunks, dtype);
   weighting_ = weigh(sums, counts).to(x_.device());
 }
 

@@ -31,7 +31,7 @@ struct MeanSquare : torch::autograd::Function<MeanSquare> {
     auto out = torch::empty_like(r, torch::MemoryFormat::Contiguous);
     AT_DISPATCH_FLOATING_TYPES(r.scalar_type(), "mean_square_backward", [&] {
       // The mean's backward: g / n, with n converted to the tensor's type as autograd's does.
-      const scalar_t q = g.item<scalar_t>() / static_cast<scalar_t>(r.numel());
+      const scalar_t q = *g.data_ptr<scalar_t>() / static_cast<scalar_t>(r.numel());
       const scalar_t* in = r.data_ptr<scalar_t>();
       scalar_t* o = out.data_ptr<scalar_t>();
       for (int64_t i = 0, n = r.numel(); i < n; ++i) o[i] = q * (scalar_t(2) * in[i]);

@@ -4,13 +4,14 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 
 namespace tessera::physics {
 
 torch::Tensor residual_density(const torch::Tensor& magnitude, const ResidualSampling& rule) {
   const auto powered = magnitude.to(torch::kFloat64).abs().pow(rule.exponent);
   return residual_density(magnitude, rule,
-                          powered.numel() > 0 ? powered.mean().item<double>() : 0.0);
+                          powered.numel() > 0 ? core::read_double(powered.mean()) : 0.0);
 }
 
 torch::Tensor residual_density(const torch::Tensor& magnitude, const ResidualSampling& rule,
@@ -76,7 +77,7 @@ std::vector<int64_t> share_points(int64_t total, const std::vector<double>& powe
 torch::Tensor weighted_draw(const torch::Tensor& density, int64_t count, core::Rng& rng) {
   const int64_t m = density.numel();
   TESSERA_ASSERT(count <= m, "weighted_draw: " << count << " draws from " << m << " candidates");
-  const auto weights = density.to(torch::kCPU, torch::kFloat64).contiguous();
+  const auto weights = core::read_to_host(density, torch::kFloat64);
   const double* w = weights.data_ptr<double>();
   // Key log(u) / w: the `count` largest keys are a weighted sample without replacement.
   auto keys = torch::empty({m}, torch::kFloat64);

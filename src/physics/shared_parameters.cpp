@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::physics {
@@ -30,7 +31,7 @@ std::map<std::string, torch::Tensor> SharedParameters::values() const {
 std::map<std::string, double> SharedParameters::current() const {
   torch::NoGradGuard no_grad;
   std::map<std::string, double> out;
-  for (const auto& [name, value] : values()) out[name] = value.item<double>();
+  for (const auto& [name, value] : values()) out[name] = core::read_double(value);
   return out;
 }
 

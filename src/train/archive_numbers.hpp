@@ -2,6 +2,7 @@
 // Numbers in checkpoint archives: each is a 0-d float64 tensor under its key (private to train).
 #include <string>
 
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::train::detail {
@@ -14,7 +15,7 @@ inline double read_archived_number(torch::serialize::InputArchive& archive,
                                    const std::string& key) {
   torch::Tensor t;
   archive.read(key, t);
-  return t.item<double>();
+  return core::read_double(t);
 }
 
 }  // namespace tessera::train::detail

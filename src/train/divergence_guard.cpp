@@ -5,13 +5,46 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/finite.hpp"
+#include "tessera/core/host_reads.hpp"
 
 namespace tessera::train {
 
-bool finite_gradients(const std::vector<torch::Tensor>& parameters) {
-  for (const auto& p : parameters)
-    if (p.grad().defined() && !core::all_finite(p.grad())) return false;
-  return true;
+torch::Tensor finite_flag(const std::vector<torch::Tensor>& tensors) {
+  std::vector<torch::Tensor> defined;
+  for (const auto& t : tensors)
+    if (t.defined()) defined.push_back(t);
+  if (defined.empty()) return torch::scalar_tensor(true, torch::kBool);
+  if (defined.front().device().is_cpu()) {
+    // The flag computed in place, as a kernel would on its device.
+    bool finite = true;
+    for (const auto& t : defined) finite = finite && core::finite_on_cpu(t);
+    return torch::scalar_tensor(finite, torch::kBool);
+  }
+  std::vector<torch::Tensor> flags;
+  for (const auto& t : defined) flags.push_back(torch::isfinite(t).all());
+  return torch::stack(flags).all();
+}
+
+torch::Tensor finite_gradients(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> gradients;
+  for (const auto& p : parameters) gradients.push_back(p.grad());
+  return finite_flag(gradients);
+}
+
+void DivergenceGuard::watch(const torch::Tensor& ok, int64_t iteration) {
+  if (!first_failure_.defined() || first_failure_.device() != ok.device() ||
+      first_failure_.size(0) != ok.size(0))
+    first_failure_ = torch::full({ok.size(0)}, -1, torch::dtype(torch::kLong).device(ok.device()));
+  first_failure_ =
+      torch::where(first_failure_.lt(0).logical_and(ok.logical_not()), iteration, first_failure_);
+}
+
+std::vector<int64_t> DivergenceGuard::take_failures() {
+  if (!first_failure_.defined()) return std::vector<int64_t>(slots_.size(), -1);
+  const auto host = core::read_to_host(first_failure_, torch::kLong);
+  std::vector<int64_t> failures(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+  first_failure_ = torch::Tensor();
+  return failures;
 }
 
 void DivergenceGuard::remember(std::size_t i, const std::vector<torch::Tensor>& parameters,

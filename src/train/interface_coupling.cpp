@@ -1,7 +1,7 @@
 #include "tessera/train/interface_coupling.hpp"
 
 #include "tessera/core/error.hpp"
-#include "tessera/core/finite.hpp"
+#include "tessera/core/host_reads.hpp"
 
 namespace tessera::train {
 
@@ -29,20 +29,31 @@ std::vector<std::vector<torch::Tensor>> InterfaceCoupling::start(
           locals[i].push_back(graph ? values : values.detach());
         }
   }
-  // One conversion for every message; each side's rows are contiguous in it.
+  // A neighbour on this rank takes the values where they are; for the others, one copy to the
+  // host for every message, each side's rows contiguous in it.
+  handed_over_.clear();
   std::vector<torch::Tensor> flat;
-  for (const auto& sides : locals)
-    for (const auto& values : sides) flat.push_back(values.detach().reshape({-1}));
-  if (flat.empty()) return locals;
-  const auto messages = torch::cat(flat).to(torch::kCPU, torch::kFloat64).contiguous();
-  const double* next = messages.data_ptr<double>();
+  std::vector<const physics::InterfaceSide*> sent;
   for (std::size_t i = 0; i < owned.size(); ++i)
     for (std::size_t k = 0; k < owned[i]->interfaces.size(); ++k) {
       const auto& side = *owned[i]->interfaces[k];
-      const int64_t count = locals[i][k].numel();
-      exchange_->send(side.interface_id(), side.side(), next, count);
-      next += count;
+      const auto values = locals[i][k].detach();
+      if (exchange_->local(side.interface_id(), side.side())) {
+        handed_over_[{side.interface_id(), side.side()}] = values;
+      } else {
+        flat.push_back(values.reshape({-1}));
+        sent.push_back(&side);
+      }
     }
+  if (flat.empty()) return locals;
+  const auto messages =
+      core::read_to_host(torch::cat(flat), torch::kFloat64, core::HostRead::message);
+  const double* next = messages.data_ptr<double>();
+  for (std::size_t j = 0; j < sent.size(); ++j) {
+    const int64_t count = flat[j].numel();
+    exchange_->send(sent[j]->interface_id(), sent[j]->side(), next, count);
+    next += count;
+  }
   return locals;
 }
 
@@ -75,13 +86,20 @@ void InterfaceCoupling::finish(const std::vector<SubdomainModel*>& owned) {
   exchange_->wait();
   for (auto* model : owned) {
     model->remote.clear();
+    const auto like = model->network->parameters().front().options();
     for (const auto& side : model->interfaces) {
-      const auto& data = exchange_->received(side->interface_id(), side->side());
-      const auto like = model->network->parameters().front();
+      const int id = side->interface_id();
+      if (exchange_->local(id, side->side())) {
+        // The same values a message would carry: float64 holds them exactly.
+        model->remote.push_back(handed_over_.at({id, 1 - side->side()}).to(like));
+        continue;
+      }
+      const auto& data = exchange_->received(id, side->side());
       model->remote.push_back(
-          received_values(data, {side->point_count(), side->quantities()}, like.options()));
+          received_values(data, {side->point_count(), side->quantities()}, like));
     }
   }
+  handed_over_.clear();
 }
 
 void InterfaceCoupling::add_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,

@@ -3,8 +3,9 @@
 // many backward nodes) per side and term.
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
-#include "tessera/core/finite.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/interface_coupling.hpp"
 
@@ -13,56 +14,49 @@ namespace {
 
 using Side = InterfaceCoupling::SideValues;
 
-// The sides whose neighbour values are finite.
-std::vector<Side> with_finite_remote(const std::vector<Side>& sides) {
-  // Off the CPU every check is a synchronisation with the device: one for all sides first.
-  if (!sides.empty() && !sides.front().model->remote.at(sides.front().k).device().is_cpu()) {
-    std::vector<torch::Tensor> remotes;
-    for (const auto& s : sides) remotes.push_back(s.model->remote.at(s.k).reshape({-1}));
-    if (core::all_finite(torch::cat(remotes))) return sides;
-  }
-  // A neighbour that diverged sent non-finite values and is rolling back: its sides do without
-  // their terms this time.
-  std::vector<Side> kept;
-  for (const auto& s : sides)
-    if (core::all_finite(s.model->remote.at(s.k))) kept.push_back(s);
-  return kept;
-}
-
-// Row r of the sides' stacked rows belongs to subdomain slot slot_of[r].
+// Row r of the sides' stacked rows belongs to subdomain slot r falls in: each subdomain's sides
+// come one after another, so its rows are one range.
 struct Rows {
-  std::vector<int64_t> slot_of;
-  std::vector<int> slot_ids;  // subdomain id of each slot, in order of first appearance
+  std::vector<int> slot_ids;                        // subdomain id of each slot, in order
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // each slot's rows [begin, end)
 };
 
 Rows rows_of(const std::vector<Side>& sides) {
   Rows rows;
-  for (std::size_t i = 0; i < sides.size(); ++i) {
-    const int id = sides[i].model->id;
-    std::size_t slot = 0;
-    while (slot < rows.slot_ids.size() && rows.slot_ids[slot] != id) ++slot;
-    if (slot == rows.slot_ids.size()) rows.slot_ids.push_back(id);
-    rows.slot_of.insert(rows.slot_of.end(), sides[i].local.size(0), static_cast<int64_t>(slot));
+  int64_t row = 0;
+  for (const auto& s : sides) {
+    const int id = s.model->id;
+    if (rows.slot_ids.empty() || rows.slot_ids.back() != id) {
+      TESSERA_ASSERT(
+          std::find(rows.slot_ids.begin(), rows.slot_ids.end(), id) == rows.slot_ids.end(),
+          "interface sides of subdomain " << id << " are not consecutive");
+      rows.slot_ids.push_back(id);
+      rows.ranges.emplace_back(row, row);
+    }
+    row += s.local.size(0);
+    rows.ranges.back().second = row;
   }
   return rows;
 }
 
-// Per-slot sums of per-row values ([rows] or [rows, k]), each slot's rows added in row order,
-// in float64, on the CPU (on a GPU, index_add adds in no fixed order), returned on the values'
-// device. A plain loop: these are logged figures, a few hundred rows.
-torch::Tensor slot_sums(const torch::Tensor& per_row, const std::vector<int64_t>& slot_of,
-                        int64_t slots) {
-  auto sizes = per_row.sizes().vec();
-  sizes[0] = slots;
-  const auto values = per_row.to(torch::kCPU, torch::kFloat64).contiguous();
-  auto sums = torch::zeros(sizes, values.options());
-  const int64_t width =
-      per_row.dim() > 1 ? values.numel() / std::max<int64_t>(1, values.size(0)) : 1;
-  const double* value = values.data_ptr<double>();
-  double* sum = sums.data_ptr<double>();
-  for (std::size_t r = 0; r < slot_of.size(); ++r)
-    for (int64_t j = 0; j < width; ++j) sum[slot_of[r] * width + j] += value[r * width + j];
-  return sums.to(per_row.device());
+// Per-slot sums of per-row values ([rows] or [rows, k]) in float64, each slot's rows added one
+// after another in row order: a running sum (cumsum) over the slot's range, whose last row is
+// the sum. On the CPU that is a plain sequential loop; on a GPU a scan without atomics. No read.
+torch::Tensor slot_sums(const torch::Tensor& per_row, const Rows& rows) {
+  const auto values = per_row.to(torch::kFloat64);
+  std::vector<torch::Tensor> sums;
+  for (const auto& [begin, end] : rows.ranges)
+    sums.push_back(end > begin ? values.narrow(0, begin, end - begin).cumsum(0)[end - begin - 1]
+                               : torch::zeros_like(values[0]));
+  return torch::stack(sums);
+}
+
+// The rows whose neighbour values are all finite ([rows] bool), and the neighbour values with
+// the others' set to zero. A neighbour that diverged may send non-finite values until it is
+// rolled back: its rows do without their terms, decided on the device without a read.
+std::pair<torch::Tensor, torch::Tensor> usable_remote(const torch::Tensor& remote) {
+  const auto usable = torch::isfinite(remote).all(1);
+  return {usable, torch::where(usable.unsqueeze(1), remote, 0.0)};
 }
 
 // The lower side of each interface logs the field jump, each interface counted once.
@@ -78,8 +72,9 @@ void add_jumps(LocalLoss& loss, const std::vector<Side>& sides) {
     remotes.push_back(s.model->remote.at(s.k).narrow(1, 0, fields));
   }
   const auto rows = rows_of(lower);
-  const auto squared = (torch::cat(locals) - torch::cat(remotes)).pow(2).sum(1);
-  const auto sums = slot_sums(squared, rows.slot_of, static_cast<int64_t>(rows.slot_ids.size()));
+  const auto [usable, remote] = usable_remote(torch::cat(remotes));
+  const auto squared = (torch::cat(locals) - remote).pow(2).sum(1) * usable;
+  const auto sums = slot_sums(squared, rows);
   for (std::size_t slot = 0; slot < rows.slot_ids.size(); ++slot) {
     auto& sum = loss.jump_sums[rows.slot_ids[slot]];
     const auto value = sums[static_cast<int64_t>(slot)];
@@ -140,9 +135,11 @@ void add_set(LocalLoss& loss, const std::vector<Side>& sides,
   const auto to_tensor = [&](const std::vector<double>& v) {
     return torch::tensor(v, torch::kFloat64).to(options.device(), options.dtype());
   };
-  const auto jump = (torch::cat(locals) - torch::cat(remotes)) * to_tensor(scale);
+  const auto [usable, remote] = usable_remote(torch::cat(remotes));
+  const auto jump = (torch::cat(locals) - remote) * to_tensor(scale);
   const auto squared = jump.pow(2);
-  const auto weight = to_tensor(row_weight).unsqueeze(1) * to_tensor(column_weight).unsqueeze(0);
+  const auto weight =
+      (to_tensor(row_weight) * usable).unsqueeze(1) * to_tensor(column_weight).unsqueeze(0);
   const auto total = (squared * weight).sum();
   loss.total = loss.total.defined() ? loss.total + total : total;
 
@@ -152,9 +149,8 @@ void add_set(LocalLoss& loss, const std::vector<Side>& sides,
   std::vector<torch::Tensor> per_term;
   for (const auto& t : columns)
     per_term.push_back(squared.detach().narrow(1, t.start, t.width).sum(1));
-  const auto per_row = torch::stack(per_term, 1).to(torch::kFloat64);  // [rows, terms]
-  const auto per_slot =
-      slot_sums(per_row, rows.slot_of, static_cast<int64_t>(rows.slot_ids.size()));
+  const auto per_row = torch::stack(per_term, 1).to(torch::kFloat64) * usable.unsqueeze(1);
+  const auto per_slot = slot_sums(per_row, rows);  // [slots, terms]
   const auto means = (per_row * torch::tensor(row_weight, per_row.options()).unsqueeze(1))
                          .sum(0)
                          .to(options.dtype());
@@ -190,9 +186,8 @@ void add_set(LocalLoss& loss, const std::vector<Side>& sides,
 void InterfaceCoupling::add_terms_together(LocalLoss& loss, const std::vector<SideValues>& sides,
                                            const std::map<std::string, double>& weights,
                                            bool probes) {
-  const auto kept = with_finite_remote(sides);
-  for (const auto& set : by_columns(kept)) add_set(loss, set, weights, probes);
-  add_jumps(loss, kept);
+  for (const auto& set : by_columns(sides)) add_set(loss, set, weights, probes);
+  add_jumps(loss, sides);
 }
 
 }  // namespace tessera::train

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/quasi_newton_runners.hpp"
@@ -38,11 +39,11 @@ struct JointPoint {
 };
 
 double dot_double(const torch::Tensor& a, const torch::Tensor& b) {
-  return a.dot(b).item<double>();
+  return core::read_double(a.dot(b));
 }
 
 double largest_entry(const torch::Tensor& t) {
-  return t.numel() ? t.abs().max().item<double>() : 0.0;
+  return t.numel() ? core::read_double(t.abs().max()) : 0.0;
 }
 
 /// One joint stage's search: the blocks, the current point and what the last update computed.
@@ -180,7 +181,7 @@ torch::Tensor JointSearch::gather(const std::vector<torch::Tensor>& pieces) {
   std::vector<double> whole(static_cast<std::size_t>(columns_), 0.0);
   for (std::size_t i = 0; i < n_ && tools_.reduction.fills_slots(); ++i) {
     // On the blocks' device: the sum travels through MPI on the host.
-    const auto piece = pieces[i].to(torch::kCPU).contiguous();
+    const auto piece = core::read_to_host(pieces[i], pieces[i].scalar_type());
     std::copy_n(piece.data_ptr<double>(), piece.numel(), whole.begin() + offset_of(i));
   }
   {
@@ -247,8 +248,8 @@ double JointSearch::first_trial_step(std::vector<torch::Tensor>& d, double& star
   // The first step of a fresh matrix moves the parameters by at most lr in sum.
   const double size =
       whole_pairs()
-          ? total([&](std::size_t i) { return here_.gradient[i].abs().sum().item<double>(); })
-          : whole_gradient.abs().sum().item<double>();
+          ? total([&](std::size_t i) { return core::read_double(here_.gradient[i].abs().sum()); })
+          : core::read_double(whole_gradient.abs().sum());
   return stage_.lr * std::min(1.0, 1 / size);
 }
 

@@ -5,6 +5,7 @@
 
 #include "archive_numbers.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 
 namespace tessera::train {
 namespace {
@@ -12,7 +13,9 @@ namespace {
 using detail::archived_number;
 using detail::read_archived_number;
 
-double local_dot(const torch::Tensor& a, const torch::Tensor& b) { return a.dot(b).item<double>(); }
+double local_dot(const torch::Tensor& a, const torch::Tensor& b) {
+  return core::read_double(a.dot(b));
+}
 
 /// A vector of the recursion as coefficients: c_v v + sum_j s_coefficient[j] s_j + y[j] y_j.
 struct Combination {

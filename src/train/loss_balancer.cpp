@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 
 namespace tessera::train {
 
@@ -32,7 +33,8 @@ std::vector<torch::Tensor> LossBalancer::term_gradients(
       for (std::size_t k = 0; k < grads.size(); ++k) {
         const int64_t n = parameters[k].numel();
         if (grads[k].defined())
-          flat.slice(0, offset, offset + n).copy_(grads[k].reshape({-1}).to(torch::kCPU));
+          flat.slice(0, offset, offset + n)
+              .copy_(core::read_to_host(grads[k].reshape({-1}), grads[k].scalar_type()));
         offset += n;
       }
     }
@@ -54,7 +56,8 @@ void LossBalancer::rebalance(std::vector<torch::Tensor> gradients,
     int64_t size = 0;
     for (const auto& p : owned[i]->network->parameters()) size += p.numel();
     for (std::size_t t = 0; t < terms && reduction.fills_slots(); ++t)
-      per_owned[i][t] = gradients[t].slice(0, offset, offset + size).pow(2).sum().item<double>();
+      per_owned[i][t] =
+          core::read_double(gradients[t].slice(0, offset, offset + size).pow(2).sum());
     offset += size;
   }
   const auto figures = reduction.subdomain_figures(per_owned, terms);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "tessera/core/host_reads.hpp"
+
 namespace tessera::train {
 
 void reduce_loss_figures(const LocalLoss& loss, const std::vector<std::string>& term_names,
@@ -14,12 +16,13 @@ void reduce_loss_figures(const LocalLoss& loss, const std::vector<std::string>& 
   for (std::size_t t = 0; t < terms; ++t) {
     const auto& name = term_names[t];
     if (auto it = loss.sums.find(name); it != loss.sums.end())
-      for (const auto& [s, value] : it->second) figures[2 * (t * slots + s)] = value.item<double>();
+      for (const auto& [s, value] : it->second)
+        figures[2 * (t * slots + s)] = core::read_double(value);
     if (auto it = loss.counts.find(name); it != loss.counts.end())
       for (const auto& [s, count] : it->second) figures[2 * (t * slots + s) + 1] = count;
   }
   for (const auto& [s, value] : loss.jump_sums)
-    figures[2 * (terms * slots + s)] = value.item<double>();
+    figures[2 * (terms * slots + s)] = core::read_double(value);
   for (const auto& [s, count] : loss.jump_counts) figures[2 * (terms * slots + s) + 1] = count;
   reduction.sum_log_figures(figures);
   record.loss = 0;

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "tessera/core/error.hpp"
-#include "tessera/core/finite.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/objective.hpp"
 
@@ -12,7 +12,7 @@ namespace tessera::train {
 namespace {
 
 double value_of(const LocalLoss& loss) {
-  return loss.total.defined() ? loss.total.item<double>() : 0.0;
+  return loss.total.defined() ? core::read_double(loss.total) : 0.0;
 }
 
 }  // namespace
@@ -87,10 +87,10 @@ void Objective::backpropagate_part(LocalLoss& part, bool create_graph) {
 }
 
 void Objective::check_finite(const LocalLoss& loss, const SubdomainModel& model) const {
-  if (!loss.total.defined() || std::isfinite(loss.total.item<double>())) return;
+  if (!loss.total.defined() || std::isfinite(core::read_double(loss.total))) return;
   std::ostringstream terms;
   for (const auto& [name, value] : loss.terms)
-    if (!std::isfinite(value.item<double>())) terms << " " << name;
+    if (!std::isfinite(core::read_double(value))) terms << " " << name;
   std::ostringstream from;
   for (std::size_t k = 0; k < model.remote.size(); ++k)
     if (!core::all_finite(model.remote[k])) from << " " << model.interfaces[k]->interface_id();

@@ -8,6 +8,7 @@
 // the whole domain, and inside the subdomain the points follow the same density.
 #include <cmath>
 
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/train/point_placement.hpp"
@@ -34,11 +35,21 @@ void resample_all(const std::vector<SubdomainModel*>& owned, bool equations) {
 
 }  // namespace
 
+namespace {
+
+bool every(int64_t interval, int64_t k) { return interval > 0 && k > 0 && k % interval == 0; }
+
+}  // namespace
+
 void PointPlacement::before_adam_step(int64_t k) {
   const auto& adaptive = plan_.adaptive_points;
-  if (plan_.resample_every > 0 && k > 0 && k % plan_.resample_every == 0)
-    resample_all(owned_, /*equations=*/!adaptive);
-  if (adaptive && k > 0 && k % adaptive->every == 0) adapt_points();
+  if (every(plan_.resample_every, k)) resample_all(owned_, /*equations=*/!adaptive);
+  if (adaptive && every(adaptive->every, k)) adapt_points();
+}
+
+bool PointPlacement::redraws_at(int64_t k) const {
+  const auto& adaptive = plan_.adaptive_points;
+  return every(plan_.resample_every, k) || (adaptive && every(adaptive->every, k));
 }
 
 void PointPlacement::apply_stage_points(const StagePlan& stage) {
@@ -73,7 +84,7 @@ void PointPlacement::adapt_points() {
     drawn[i] = equations->candidates(*owned_[i]->fields, rule);
     const auto& magnitude = drawn[i].magnitude;
     const double mean =
-        magnitude.numel() ? magnitude.abs().pow(rule.exponent).mean().item<double>() : 0.0;
+        magnitude.numel() ? core::read_double(magnitude.abs().pow(rule.exponent).mean()) : 0.0;
     figures[i] = {equations->measure() * mean, equations->measure(),
                   static_cast<double>(equations->configured_points()),
                   static_cast<double>(magnitude.numel())};

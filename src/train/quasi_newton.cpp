@@ -13,6 +13,7 @@
 
 #include "archive_numbers.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::train {
@@ -22,7 +23,7 @@ using detail::archived_number;
 using detail::read_archived_number;
 
 double scalar_product(const torch::Tensor& a, const torch::Tensor& b) {
-  return a.dot(b).item<double>();
+  return core::read_double(a.dot(b));
 }
 
 /// One term c u w^T of a low-rank update.
@@ -198,7 +199,7 @@ double QuasiNewton::evaluate(const LossClosure& closure, torch::Tensor& gradient
   double value = 0;
   {
     torch::AutoGradMode grad_mode(true);
-    value = closure().item<double>();
+    value = core::read_double(closure());
   }
   gradient = flat_gradient();
   return value;
@@ -274,7 +275,7 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
   converged_ = false;
   torch::Tensor H_gradient;  // H g for the current gradient, when the last update computed it
   for (int64_t k = 0; k < o.max_iter(); ++k) {
-    if (gradient.abs().max().item<double>() <= o.tolerance_grad()) {
+    if (core::read_double(gradient.abs().max()) <= o.tolerance_grad()) {
       converged_ = true;
       break;
     }
@@ -286,8 +287,9 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
       direction = -gradient;
       slope = scalar_product(gradient, direction);
     }
-    const double t0 =
-        updates_ == 0 ? o.lr() * std::min(1.0, 1 / gradient.abs().sum().item<double>()) : o.lr();
+    const double t0 = updates_ == 0
+                          ? o.lr() * std::min(1.0, 1 / core::read_double(gradient.abs().sum()))
+                          : o.lr();
     // The gradient of every sample, so the accepted one needs no second evaluation.
     std::vector<std::pair<double, torch::Tensor>> seen;
     const auto along = [&](double t) {
@@ -326,7 +328,8 @@ torch::Tensor QuasiNewton::step(LossClosure closure) {
     ++iterations_;
     // Relative to the parameters: a loss that approaches zero keeps improving by ever smaller
     // absolute amounts, so a test on the loss change would stop too early.
-    if (s.abs().max().item<double>() <= o.tolerance_change() * (1 + x.abs().max().item<double>())) {
+    if (core::read_double(s.abs().max()) <=
+        o.tolerance_change() * (1 + core::read_double(x.abs().max()))) {
       converged_ = true;
       break;
     }
@@ -338,12 +341,12 @@ torch::Tensor QuasiNewton::block_direction(const torch::Tensor& gradient) {
   const auto restart = [&] {
     // A unit step along -H g then moves the parameters by at most 1 in sum: the same first
     // step as step() takes, whatever the other blocks' scales.
-    const double scale = std::min(1.0, 1 / gradient.abs().sum().item<double>());
+    const double scale = std::min(1.0, 1 / core::read_double(gradient.abs().sum()));
     restart_inverse_hessian(gradient.numel(), gradient.options(), scale);
   };
   if (options().memory() == 0 ? !hessian_.defined() : updates_ == 0) restart();
   auto direction = -inverse_hessian_times(gradient);
-  if (!(scalar_product(gradient, direction) < 0) && gradient.abs().max().item<double>() > 0) {
+  if (!(scalar_product(gradient, direction) < 0) && core::read_double(gradient.abs().max()) > 0) {
     restart();
     direction = -inverse_hessian_times(gradient);
   }

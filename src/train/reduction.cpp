@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/timer.hpp"
 #include "tessera/core/torch_pch.hpp"
 
@@ -84,7 +85,7 @@ class ReplicaReduction : public OwnerReduction {
                               const std::vector<torch::Tensor>& trained) override {
     // The group's summed loss and gradient, identical on every member, so every replica's
     // optimizer takes the same decisions. One all-reduce per evaluation.
-    std::vector<double> value{total.item<double>()};
+    std::vector<double> value{core::read_double(total)};
     {
       core::ScopedTimer timer(sync_s_);
       sync_.replicas->sum_gradients(trained, &value);
@@ -112,7 +113,7 @@ class ReplicaReduction : public OwnerReduction {
   /// `flat` ([m]) summed over the group, in its dtype and on its device. One all-reduce.
   torch::Tensor group_sum(const torch::Tensor& flat) const {
     core::ScopedTimer timer(sync_s_);
-    const auto bucket = flat.to(torch::kCPU, torch::kFloat64).contiguous();
+    const auto bucket = core::read_to_host(flat, torch::kFloat64, core::HostRead::message);
     std::vector<double> values(bucket.data_ptr<double>(),
                                bucket.data_ptr<double>() + bucket.numel());
     group().sum_in_place(values);
@@ -165,7 +166,7 @@ class SliceReduction : public Reduction {
   std::vector<SliceRecord> records_;  ///< this pass's parts so far
 };
 
-double value_of(const torch::Tensor& t) { return t.defined() ? t.item<double>() : 0.0; }
+double value_of(const torch::Tensor& t) { return t.defined() ? core::read_double(t) : 0.0; }
 
 int64_t element_count(const std::vector<torch::Tensor>& tensors) {
   int64_t size = 0;
@@ -197,7 +198,7 @@ void SliceReduction::record_part(const SubdomainModel& model, const LocalLoss& p
   // The shared parameters may have a dtype of their own: their gradients ride as figures.
   if (create_graph && sync_.parameters)
     for (auto p : sync_.parameters->raw()) {
-      figures.push_back(p.grad().defined() ? p.grad().item<double>() : 0.0);
+      figures.push_back(p.grad().defined() ? core::read_double(p.grad()) : 0.0);
       p.mutable_grad() = torch::Tensor();
     }
   if (terms.measuring) {
@@ -284,7 +285,7 @@ void Reduction::share_parameters(const physics::SharedParameters& parameters) {
   const bool source = !owned_.empty() && fills_slots();
   std::vector<double> values(raw.size(), 0.0);
   if (source)
-    for (std::size_t i = 0; i < raw.size(); ++i) values[i] = raw[i].item<double>();
+    for (std::size_t i = 0; i < raw.size(); ++i) values[i] = core::read_double(raw[i]);
   {
     core::ScopedTimer timer(sync_s_);
     comm_.sum_in_place(values);  // one contributor: exact

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 
 namespace tessera::train {
@@ -11,7 +12,8 @@ namespace {
 /// A record as bytes: its gradient's elements, then its figures.
 void append_bytes(std::string& into, const SliceRecord& record) {
   if (record.gradient.defined()) {
-    const auto flat = record.gradient.contiguous().to(torch::kCPU);
+    const auto flat =
+        core::read_to_host(record.gradient, record.gradient.scalar_type(), core::HostRead::message);
     into.append(static_cast<const char*>(flat.data_ptr()), flat.numel() * flat.element_size());
   }
   into.append(reinterpret_cast<const char*>(record.figures.data()),

@@ -6,6 +6,7 @@
 
 #include "archive_numbers.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/physics/equation_group.hpp"
 #include "tessera/train/optimizer_state.hpp"
 
@@ -112,7 +113,7 @@ void load_subdomain(InputArchive& archive, SubdomainModel& model, DivergenceGuar
   load_network(archive, model);
   torch::Tensor factor;
   if (archive.try_read("guard.lr_factor", factor))
-    guard.restore(slot, factor.item<double>(),
+    guard.restore(slot, core::read_double(factor),
                   static_cast<int>(read_archived_number(archive, "guard.failures")));
   for (std::size_t k = 0; k < model.interfaces.size(); ++k) {
     torch::Tensor origin;

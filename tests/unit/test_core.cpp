@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "tessera/core/error.hpp"
-#include "tessera/core/finite.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/rng.hpp"
 #include "tessera/core/text.hpp"
 #include "tessera/core/timer.hpp"
@@ -83,6 +83,24 @@ TEST_CASE("an exclusive timer leaves out the nested phase's time") {
   CHECK(inner >= 0.020);
   CHECK(outer >= 0.010);
   CHECK(outer + inner <= elapsed);
+}
+
+TEST_CASE("every read to the host counts, by its kind") {
+  using tessera::core::HostRead;
+  const auto values = tessera::core::host_reads(),
+             messages = tessera::core::host_reads(HostRead::message);
+  const auto t = torch::tensor({1.5, 2.5}, torch::kFloat64);
+  CHECK(tessera::core::read_double(t[1]) == 2.5);
+  CHECK(tessera::core::read_integer(torch::tensor(7)) == 7);
+  CHECK(tessera::core::read_bool(t.gt(2).any()));
+  CHECK(tessera::core::all_finite(t));
+  const bool converted =
+      tessera::core::read_to_host(t, torch::kFloat32).scalar_type() == torch::kFloat32;
+  CHECK(converted);
+  CHECK(tessera::core::host_reads() == values + 5);
+  tessera::core::read_to_host(t, torch::kFloat64, HostRead::message);
+  CHECK(tessera::core::host_reads(HostRead::message) == messages + 1);
+  CHECK(tessera::core::host_reads() == values + 5);
 }
 
 TEST_CASE("all_finite finds a NaN or an infinity in float32, float64 and strided tensors") {

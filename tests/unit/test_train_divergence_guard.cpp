@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/divergence_guard.hpp"
+#include "tessera/train/gradient_clipping.hpp"
 
 using namespace tessera;
 
@@ -73,4 +75,44 @@ TEST_CASE("restored counters carry over from a checkpoint") {
   guard.restore(0, 0.25, 2);
   CHECK(guard.lr_factor(0) == 0.25);
   CHECK(guard.failures(0) == 2);
+}
+
+TEST_CASE("the guard keeps each network's first failing iteration and reads it once") {
+  train::DivergenceGuard guard;
+  guard.resize(3);
+  CHECK(guard.take_failures() == std::vector<int64_t>{-1, -1, -1});  // nothing watched
+  const auto flags = [](std::vector<bool> ok) {
+    auto t = torch::empty({static_cast<int64_t>(ok.size())}, torch::kBool);
+    for (std::size_t i = 0; i < ok.size(); ++i) t[static_cast<int64_t>(i)] = bool(ok[i]);
+    return t;
+  };
+  const auto reads = core::host_reads();
+  guard.watch(flags({true, true, true}), 5);
+  guard.watch(flags({true, false, true}), 6);
+  guard.watch(flags({false, false, true}), 7);
+  CHECK(core::host_reads() == reads);  // watching reads nothing
+  CHECK(guard.take_failures() == std::vector<int64_t>{7, 6, -1});
+  CHECK(core::host_reads() == reads + 1);
+  CHECK(guard.take_failures() == std::vector<int64_t>{-1, -1, -1});  // forgotten once taken
+}
+
+TEST_CASE("clipping on the device gives LibTorch's clipped gradients bit for bit") {
+  for (const double max_norm : {0.5, 1e3}) {
+    CAPTURE(max_norm);
+    torch::manual_seed(3);
+    auto a = torch::randn({7, 5}).requires_grad_(true), b = torch::randn({5}).requires_grad_(true);
+    auto c = a.detach().clone().requires_grad_(true), d = b.detach().clone().requires_grad_(true);
+    const auto ga = torch::randn({7, 5}), gb = torch::randn({5});
+    a.mutable_grad() = ga.clone();
+    b.mutable_grad() = gb.clone();
+    c.mutable_grad() = ga.clone();
+    d.mutable_grad() = gb.clone();
+    torch::nn::utils::clip_grad_norm_(std::vector<torch::Tensor>{a, b}, max_norm);
+    const auto reads = core::host_reads();
+    train::clip_gradient_norm({c, d}, max_norm);
+    CHECK(core::host_reads() == reads);
+    CHECK(torch::equal(a.grad(), c.grad()));
+    CHECK(torch::equal(b.grad(), d.grad()));
+    CHECK(torch::equal(a.grad(), ga) == (max_norm > 100));  // clipped only below the norm
+  }
 }

@@ -1,10 +1,11 @@
 // Interface terms against the neighbour's received values: added with their weights, the
-// field jump counted on the lower side only, and nothing from a neighbour that sent
+// field jump counted on the lower side only, and nothing from the points where a neighbour sent
 // non-finite values.
 #include <doctest/doctest.h>
 
 #include <limits>
 
+#include "tessera/core/host_reads.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/nn/mlp.hpp"
 #include "tessera/train/interface_coupling.hpp"
@@ -144,17 +145,27 @@ TEST_CASE("a side's terms together are the same bits alone or beside other subdo
   CHECK(torch::equal(alone_jump, beside_jump));
 }
 
-TEST_CASE("together, a neighbour's non-finite values drop that side's terms only") {
+TEST_CASE("together, a neighbour's non-finite values drop those points' terms only") {
+  // Decided on the device, without a read: the point whose received value is NaN adds nothing
+  // (nor NaN to the gradient); the side's other points and the other side count in full.
   auto lower = model_with_side(0), upper = model_with_side(1);
   upper.id = 5;
   lower.remote[0][3][0] = std::numeric_limits<double>::quiet_NaN();
   train::LocalLoss loss;
-  const auto local = torch::zeros({kPoints, 1}, torch::kFloat64);
-  train::InterfaceCoupling::add_terms_together(loss, {{&lower, 0, local}, {&upper, 0, local}},
+  const auto below = torch::zeros({kPoints, 1}, torch::kFloat64).requires_grad_(true);
+  const auto above = torch::zeros({kPoints, 1}, torch::kFloat64).requires_grad_(true);
+  const auto reads = core::host_reads();
+  train::InterfaceCoupling::add_terms_together(loss, {{&lower, 0, below}, {&upper, 0, above}},
                                                kWeights, false);
-  CHECK(loss.counts.at(physics::continuity_term).count(4) == 0);
-  CHECK(loss.counts.at(physics::continuity_term).at(5) == kPoints);
-  CHECK(loss.jump_sums.empty());
-  // |0 - (0 + 0.2) / 2|^2 = 0.01 at every point of the upper side, weight 3.
-  CHECK(loss.total.item<double>() == doctest::Approx(0.03));
+  CHECK(core::host_reads() == reads);
+  // |0 - (0 + 0.2) / 2|^2 = 0.01 at every point, weight 3: the upper side's mean, and the lower
+  // side's mean with 63 of its 64 points.
+  CHECK(loss.total.item<double>() == doctest::Approx(0.03 * (1 + 63.0 / kPoints)));
+  CHECK(loss.sums.at(physics::continuity_term).at(4).item<double>() == doctest::Approx(0.63));
+  CHECK(loss.sums.at(physics::continuity_term).at(5).item<double>() == doctest::Approx(0.64));
+  CHECK(loss.jump_sums.at(4).item<double>() == doctest::Approx(63 * 0.04));
+  loss.total.backward();
+  CHECK(core::all_finite(below.grad()));
+  CHECK(below.grad()[3][0].item<double>() == 0.0);
+  CHECK(below.grad()[4][0].item<double>() != 0.0);
 }

@@ -137,6 +137,14 @@ TEST_CASE("FusedAdam takes LibTorch Adam's steps for every dtype and option") {
   }
 }
 
+namespace {
+
+bool finite(const std::vector<torch::Tensor>& parameters) {
+  return tessera::train::finite_gradients(parameters).item<bool>();
+}
+
+}  // namespace
+
 TEST_CASE("the divergence guard sees a NaN or an infinity in any gradient, on every path") {
   for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
     auto a = torch::zeros({3, 4}, dtype).requires_grad_(true);
@@ -144,16 +152,50 @@ TEST_CASE("the divergence guard sees a NaN or an infinity in any gradient, on ev
     auto unused = torch::zeros({2}, dtype).requires_grad_(true);  // no gradient: ignored
     a.mutable_grad() = torch::ones({3, 4}, dtype);
     b.mutable_grad() = torch::ones({5}, dtype);
-    CHECK(tessera::train::finite_gradients({a, b, unused}));
+    CHECK(finite({a, b, unused}));
     b.mutable_grad()[4] = std::numeric_limits<double>::quiet_NaN();
-    CHECK_FALSE(tessera::train::finite_gradients({a, b, unused}));
+    CHECK_FALSE(finite({a, b, unused}));
     b.mutable_grad()[4] = 1;
     a.mutable_grad()[2][3] = -std::numeric_limits<double>::infinity();
-    CHECK_FALSE(tessera::train::finite_gradients({a, b}));
-    // a non-contiguous gradient takes the tensor path
+    CHECK_FALSE(finite({a, b}));
+    // a non-contiguous gradient is checked too
     a.mutable_grad() = torch::ones({4, 3}, dtype).t();
-    CHECK(tessera::train::finite_gradients({a, b}));
+    CHECK(finite({a, b}));
     a.mutable_grad()[0][1] = std::numeric_limits<double>::quiet_NaN();
-    CHECK_FALSE(tessera::train::finite_gradients({a, b}));
+    CHECK_FALSE(finite({a, b}));
+  }
+  CHECK(finite({}));
+}
+
+TEST_CASE("a masked Adam step is LibTorch's step where allowed and no change where not") {
+  // Contiguous: the fused loop, which reads the flag as a kernel would; transposed: the tensor
+  // route that a GPU takes, every update computed and kept where the flag holds.
+  for (const bool contiguous : {true, false}) {
+    CAPTURE(contiguous);
+    torch::manual_seed(5);
+    auto start = torch::randn({4, 3}, torch::kFloat64);
+    if (!contiguous) start = start.t();
+    auto a = start.clone().set_requires_grad(true), b = start.clone().set_requires_grad(true);
+    torch::optim::Adam plain({a}, torch::optim::AdamOptions(1e-2));
+    tessera::train::FusedAdam masked({b}, torch::optim::AdamOptions(1e-2));
+    const auto yes = torch::scalar_tensor(true, torch::kBool);
+    const auto no = torch::scalar_tensor(false, torch::kBool);
+    for (int k = 0; k < 6; ++k) {
+      const auto grad = torch::randn(start.sizes(), torch::kFloat64) * (k + 1);
+      a.mutable_grad() = grad.clone();
+      b.mutable_grad() = grad.clone();
+      plain.step();
+      masked.step_where(yes);
+    }
+    CHECK(torch::allclose(a, b, 0, 1e-15));
+    const auto before = b.detach().clone();
+    const auto& state = masked.state();
+    const auto& moments = static_cast<const torch::optim::AdamParamState&>(*state.begin()->second);
+    const auto average = moments.exp_avg().clone();
+    b.mutable_grad() =
+        torch::full(start.sizes(), std::numeric_limits<double>::quiet_NaN(), torch::kFloat64);
+    masked.step_where(no);
+    CHECK(torch::equal(b.detach(), before));
+    CHECK(torch::equal(moments.exp_avg(), average));
   }
 }

@@ -10,7 +10,9 @@
 # 4. gradient accumulation and precisions, tf32 included (batch_precision.py);
 # 5. the data-parallel inverse case (4 ranks: 2 subdomains x 2 replicas) on the GPU, shortened;
 # 6. a restart onto another device: xpinn4 stopped on the GPU after its Adam stage, continued
-#    on the CPU from that checkpoint.
+#    on the CPU from that checkpoint;
+# 7. the XPINN case's Adam iterations between log iterations read nothing from the GPU (run.json
+#    counts the reads; check_host_reads.py), on 1 and 2 ranks.
 # Each step's output goes to OUT_DIR/<step>.log and a one-line verdict to OUT_DIR/summary.log.
 # Needs mpiexec.mpich (or MPIEXEC) on PATH and a python3 with torch, numpy and h5py (PYTHON).
 set -u
@@ -51,6 +53,10 @@ step restart_gpu 300 "$build/tessera" run tests/mpi/xpinn4.json --set device=cud
 step restart_on_cpu 300 "$build/tessera" run tests/mpi/xpinn4.json --set device=cpu \
   --set "output.directory=$restart" --restart "$restart/checkpoints/00000150" \
   --set training.checkpoint_every=50
+step host_reads 300 "$python" tests/mpi/check_host_reads.py --tessera "$build/tessera" \
+  --mpiexec "$mpiexec" --case cases/poisson2d_xpinn.json --out "$out/host_reads" --ranks 1 2 \
+  --set device=cuda
 grep -h -E "ms/it|reverse / forward|seed script / forward" "$out/speed.log" >>"$summary"
 grep -h -A9 "^run " "$out/precision.log" >>"$summary"
 grep -h "identical on" "$out/identical.log" >>"$summary"
+grep -h -E "rank\(s\):" "$out/host_reads.log" >>"$summary"

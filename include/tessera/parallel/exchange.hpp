@@ -1,7 +1,10 @@
 #pragma once
 /// Neighbour exchange of interface data: non-blocking point-to-point messages, posted before
-/// the interior work and waited for after it. Subdomains on the same rank go through the same
-/// path (a message to self), so the result does not depend on how subdomains map to ranks.
+/// the interior work and waited for after it. A channel whose two sides live on the same rank
+/// is local: its values never pass through MPI (send() copies them straight to the other side,
+/// and the trainer hands its tensors over on the device instead, train/interface_coupling.hpp).
+/// Values travel as float64, which holds every float32 and float64 value exactly, so the
+/// result does not depend on how subdomains map to ranks.
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -21,6 +24,9 @@ class InterfaceExchange {
   /// This rank holds `side` (0 or 1) of interface `id`; the other side lives on `peer_rank`;
   /// each message carries `count` doubles.
   void add(int id, int side, int peer_rank, int64_t count);
+
+  /// Whether both sides of interface `id` live on this rank (`side` is this rank's).
+  bool local(int id, int side) const;
 
   /// Posts every receive. Call before send().
   void start_receives();

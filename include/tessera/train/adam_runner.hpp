@@ -2,8 +2,9 @@
 /// The Adam stage runner. Each iteration: the redraws due, one gradient pass (measuring the
 /// terms when balancing is due), the sums over ranks, the divergence guard, then one step per
 /// subdomain at the scheduled rate (times the guard's factor) and one for the shared
-/// parameters. A subdomain whose loss or gradient turns non-finite goes back to its last good
-/// state (kept at every log iteration) instead of stepping.
+/// parameters. A subdomain whose loss or gradient turns non-finite does not step, and before
+/// the next log iteration (or the stage's end) goes back to its last good state (kept at every
+/// log iteration). Between those, nothing is read from the device.
 #include "tessera/train/stage_runner.hpp"
 
 namespace tessera::train {
@@ -18,9 +19,12 @@ class AdamRunner : public StageRunner {
   LocalLoss step(const StagePlan& stage, int64_t k, double lr);
   /// Remembers every owned subdomain's current state as its last good one.
   void keep_good_states();
-  /// After backward and the sums: per owned subdomain, whether it may step (a non-finite one
-  /// is rolled back instead; the third time ends the job naming the subdomain and terms).
-  std::vector<bool> guard_against_divergence(LocalLoss& loss);
+  /// After backward and the sums: per owned subdomain whether its gradient (and, where this
+  /// rank holds it whole, its loss) is finite, as a [subdomains] bool tensor on the device.
+  torch::Tensor finite_subdomains(const LocalLoss& loss) const;
+  /// Rolls back every subdomain that failed since the last call (one read); the third time
+  /// ends the job naming the subdomain and terms. Drops their figures from `loss`.
+  void settle_divergence(LocalLoss& loss);
 
   StageTools tools_;
 };

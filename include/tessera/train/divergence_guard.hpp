@@ -2,6 +2,11 @@
 /// The divergence guard of Adam stages: a network whose loss or gradient turns non-finite goes
 /// back to its last good state with its learning rate halved, instead of ending hours of
 /// training; the third time it happens the job stops and says where.
+///
+/// Nothing is read from the device between log iterations: each iteration's finiteness stays a
+/// tensor that masks the steps (a network with a non-finite gradient does not step) and is
+/// folded into the first failing iteration per network (watch); the runner reads that once,
+/// before the log iteration or the stage's end, and rolls the failed networks back (settle).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +27,13 @@ class DivergenceGuard {
   /// Remembers network `i`'s parameters and optimizer state as its last good ones.
   void remember(std::size_t i, const std::vector<torch::Tensor>& parameters,
                 const torch::optim::Optimizer& optimizer, int64_t iteration);
+
+  /// Notes iteration `iteration`'s finiteness, `ok` ([networks] bool, on the networks' device):
+  /// the first iteration at which each network failed is kept there. No read.
+  void watch(const torch::Tensor& ok, int64_t iteration);
+  /// Per network, the first iteration it failed at since the last call (-1: none), and forgets
+  /// them. One read, none when nothing was watched.
+  std::vector<int64_t> take_failures();
 
   /// Puts network `i` (subdomain `subdomain`) back to its last good state with its learning
   /// rate factor halved, and returns the warning to show. On the max_failures-th divergence it
@@ -45,9 +57,15 @@ class DivergenceGuard {
     int failures = 0;
   };
   std::vector<Slot> slots_;
+  torch::Tensor first_failure_;  ///< [networks] int64 on the device, -1 where none
 };
 
-/// Whether every defined gradient of `parameters` is finite.
-bool finite_gradients(const std::vector<torch::Tensor>& parameters);
+/// Whether every element of every defined tensor of `tensors` is finite, as a bool tensor of no
+/// dimensions on their device (true for none). No read: on the CPU a loop over the elements
+/// (the tensor route costs three operations and a temporary per tensor), elsewhere tensor
+/// operations that stay on the device.
+torch::Tensor finite_flag(const std::vector<torch::Tensor>& tensors);
+/// finite_flag of the defined gradients of `parameters`.
+torch::Tensor finite_gradients(const std::vector<torch::Tensor>& parameters);
 
 }  // namespace tessera::train

@@ -1,11 +1,13 @@
 #pragma once
 /// The coupling of neighbouring subdomains (XPINN, cPINN): each owned interface side's values
-/// go to the neighbour in point-to-point messages, and the interface loss terms compare this
-/// side's values (with graph) with the neighbour's received ones (detached), so a subdomain's
-/// gradient never depends on which rank trains its neighbour.
+/// go to the neighbour in point-to-point messages (or, for a neighbour on the same rank, are
+/// handed over on the device), and the interface loss terms compare this side's values (with
+/// graph) with the neighbour's received ones (detached), so a subdomain's gradient never
+/// depends on which rank trains its neighbour.
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/parallel/exchange.hpp"
@@ -36,8 +38,8 @@ class InterfaceCoupling {
 
   /// Adds interface side `k`'s terms on part `chunk` of its points (`local`: this side's
   /// values there) against those rows of `model.remote[k]` to `loss`, and its field jump on
-  /// the lower side (each interface counted once). A neighbour that diverged sent non-finite
-  /// values and is rolling back: the side then does without its terms this time.
+  /// the lower side (each interface counted once). A neighbour that diverged may send
+  /// non-finite values until it is rolled back: the side then does without its terms.
   static void add_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
                         const torch::Tensor& local, const std::map<std::string, double>& weights,
                         const physics::Chunk& chunk = {});
@@ -61,6 +63,8 @@ class InterfaceCoupling {
 
  private:
   parallel::InterfaceExchange* exchange_;
+  /// This round's values of the sides whose neighbour is on this rank, by (interface, side).
+  std::map<std::pair<int, int>, torch::Tensor> handed_over_;
 };
 
 }  // namespace tessera::train

@@ -20,6 +20,8 @@ class PointPlacement {
   void apply_stage_points(const StagePlan& stage);
   /// Before Adam iteration `stage_step`: the redraws and redistributions due then. Collective.
   void before_adam_step(int64_t stage_step);
+  /// Whether before_adam_step(`stage_step`) redraws or redistributes anything.
+  bool redraws_at(int64_t stage_step) const;
 
  private:
   /// Redistributes every owned subdomain's collocation points by the residual; with several

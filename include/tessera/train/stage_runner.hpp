@@ -18,10 +18,19 @@
 
 namespace tessera::train {
 
+/// Reads from the device (core/host_reads.hpp) in the Adam iterations that neither log, redraw
+/// points, balance nor end their stage: the round trips of an iteration when nothing is due.
+struct QuietIterationReads {
+  int64_t iterations = 0;
+  int64_t values = 0;    ///< values the host decides with
+  int64_t messages = 0;  ///< interface messages copied to the host for MPI
+};
+
 /// Time spent computing and in sums over ranks (the compute figure encloses the exchange).
 struct TrainingTimes {
   double compute_s = 0;
   double sync_s = 0;
+  QuietIterationReads quiet;
 };
 
 /// What a runner needs of the trainer.

@@ -60,6 +60,7 @@ class Trainer : private StageHost {
   double training_seconds() const { return earlier_training_s_ + wall_seconds(); }
   /// Adam steps taken (each does one replica all-reduce and one parameter all-reduce).
   int64_t adam_steps() const { return adam_steps_; }
+  const QuietIterationReads& quiet_reads() const { return times_.quiet; }
   double wall_seconds() const;
   /// The last global record (after run()).
   const LogRecord& last_record() const { return last_; }
