@@ -12,7 +12,10 @@
 # 6. a restart onto another device: xpinn4 stopped on the GPU after its Adam stage, continued
 #    on the CPU from that checkpoint;
 # 7. the XPINN case's Adam iterations between log iterations read nothing from the GPU (run.json
-#    counts the reads; check_host_reads.py), on 1 and 2 ranks.
+#    counts the reads; check_host_reads.py), on 1 and 2 ranks;
+# 8. CPU and GPU histories of eight shipped cases agree to 1e-5 over their first 20 Adam
+#    iterations, and two GPU runs of each are bit-identical (device_agreement.py);
+# 9. the XPINN case (4 x 1,024 points) on one rank: Adam iterations per second on the GPU.
 # Each step's output goes to OUT_DIR/<step>.log and a one-line verdict to OUT_DIR/summary.log.
 # Needs mpiexec.mpich (or MPIEXEC) on PATH and a python3 with torch, numpy and h5py (PYTHON).
 set -u
@@ -56,7 +59,21 @@ step restart_on_cpu 300 "$build/tessera" run tests/mpi/xpinn4.json --set device=
 step host_reads 300 "$python" tests/mpi/check_host_reads.py --tessera "$build/tessera" \
   --mpiexec "$mpiexec" --case cases/poisson2d_xpinn.json --out "$out/host_reads" --ranks 1 2 \
   --set device=cuda
+step agreement 300 "$python" tools/bench/device_agreement.py --tessera "$build/tessera" \
+  --out "$out/agreement"
+xpinn=$out/xpinn_speed
+step xpinn_speed 300 "$build/tessera" run cases/poisson2d_xpinn.json --set device=cuda \
+  --set "output.directory=$xpinn" --overwrite --set training.stages.0.iterations=3000 \
+  --set training.stages.1.iterations=1
+"$python" - "$xpinn/history.jsonl" >>"$summary" <<'RATE'
+import json, sys
+adam = [r for r in map(json.loads, open(sys.argv[1])) if r.get("stage") == "adam"]
+first, last = adam[0], adam[-1]
+rate = (last["iteration"] - first["iteration"]) / (last["wall_s"] - first["wall_s"])
+print(f"xpinn_speed: {rate:.0f} Adam iterations per second (iterations {first['iteration']} to {last['iteration']})")
+RATE
 grep -h -E "ms/it|reverse / forward|seed script / forward" "$out/speed.log" >>"$summary"
 grep -h -A9 "^run " "$out/precision.log" >>"$summary"
 grep -h "identical on" "$out/identical.log" >>"$summary"
 grep -h -E "rank\(s\):" "$out/host_reads.log" >>"$summary"
+grep -h "^| cases" "$out/agreement.log" >>"$summary"
