@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "tessera/core/host_reads.hpp"
-
 namespace tessera::physics {
 
 torch::Tensor ChunkWeighting::loss(const torch::Tensor& sums) const {
@@ -15,7 +13,7 @@ torch::Tensor ChunkWeighting::row_factors(const torch::Tensor& chunk) const {
 }
 
 ChunkWeighting ChunkWeighting::to(torch::Device device) const {
-  return {weights.to(device), counts.to(device), filled};
+  return {weights.to(device), counts.to(device), filled.to(device)};
 }
 
 torch::Tensor time_chunks(const torch::Tensor& x, const CausalWindow& window) {
@@ -64,7 +62,7 @@ ChunkWeighting weigh_chunks(const std::vector<torch::Tensor>& sums, const torch:
   const auto [whole_sums, whole_counts] = whole_sample(sums, counts, sum_over_holders);
   auto losses = torch::zeros_like(whole_counts);
   for (const auto& s : whole_sums) losses = losses + s / whole_counts.clamp_min(1);
-  const auto filled = static_cast<double>(core::read_integer(whole_counts.gt(0).sum()));
+  const auto filled = whole_counts.gt(0).sum().to(whole_counts.scalar_type());
   return {causal_weights(losses, tolerance), whole_counts, filled};
 }
 

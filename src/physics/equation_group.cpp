@@ -139,25 +139,24 @@ std::vector<torch::Tensor> equation_residuals(const std::vector<Equation>& equat
 void EquationGroup::prepare_chunks(const FieldEvaluator& fields, int chunks) const {
   if (!causal()) return;
   // The causal weights and each time chunk's point count come from every row (of every replica);
-  // the parts then each add their rows' weighted squares.
-  const auto dtype = x_.scalar_type();
+  // the parts then each add their rows' weighted squares. On the device: index_add adds in row
+  // order there too (core/determinism.hpp), and nothing is read.
+  const auto options = x_.options();
   std::vector<torch::Tensor> sums;
   for (std::size_t e = 0; e < equations_.size(); ++e)
-    sums.push_back(torch::zeros({causal_->chunks}, torch::dtype(dtype)));
+    sums.push_back(torch::zeros({causal_->chunks}, options));
   torch::AutoGradMode grad_mode(true);  // the reverse engine needs it even without a graph
   for (int c = 0; c < chunks; ++c) {
     const Chunk part{c, chunks};
-    const auto time_chunk = core::read_to_host(part.rows(chunk_), chunk_.scalar_type());
+    const auto time_chunk = part.rows(chunk_);
     if (time_chunk.size(0) == 0) continue;
     const auto residuals = equation_residuals(equations_, fields, part.rows(x_), false);
     for (std::size_t e = 0; e < residuals.size(); ++e)
-      sums[e].index_add_(0, time_chunk,
-                         core::read_to_host(residuals[e].detach().pow(2), sums[e].scalar_type()));
+      sums[e].index_add_(0, time_chunk, residuals[e].detach().pow(2).to(options.dtype()));
   }
   // Called with no rows too: the other replicas wait for this replica's sums.
-  const auto counts =
-      chunk_counts(core::read_to_host(chunk_, chunk_.scalar_type()), causal_->chunks, dtype);
-  weighting_ = weigh(sums, counts).to(x_.device());
+  const auto counts = chunk_counts(chunk_, causal_->chunks, x_.scalar_type());
+  weighting_ = weigh(sums, counts);
 }
 
 std::vector<FieldRequest> EquationGroup::requests(const FieldEvaluator& fields,

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""An Adam iteration reads nothing from the device unless it logs, redraws points, balances the
-terms or ends its stage: run.json's `synchronisation` counts the reads (core/host_reads.hpp) of
-the other, quiet, iterations.
+"""A decomposed case's Adam iteration reads nothing from the device unless it logs, redraws
+points, balances the terms or ends its stage: run.json's `synchronisation` counts the reads
+(core/host_reads.hpp) of the other, quiet, iterations.
 
   check_host_reads.py --tessera BIN --mpiexec MPIEXEC --case CASE --out DIR [--ranks 1 2]
                       [--set path=value]...

@@ -67,7 +67,7 @@ TEST_CASE("a weighting's loss is (1/K) sum_k w_k L_k over the K chunks that hold
   const Sample sample;
   const auto [sums, counts] = sample.figures(0, 8);
   const auto weighting = physics::weigh_chunks(sums, counts, 2.0, {});
-  CHECK(weighting.filled == 3);
+  CHECK(weighting.filled.item<double>() == 3);
   const auto losses = sums[0] / counts.clamp_min(1) + sums[1] / counts.clamp_min(1);
   CHECK(torch::allclose(weighting.weights, physics::causal_weights(losses, 2.0)));
   for (int e = 0; e < 2; ++e) {
@@ -102,7 +102,7 @@ TEST_CASE("replicas holding slices of the rows, their sums added, weigh as one h
   for (const auto* replica : {&replica0, &replica1}) {
     CHECK(torch::allclose(replica->weights, one_rank.weights, 1e-15, 0));
     CHECK(torch::equal(replica->counts, one_rank.counts));
-    CHECK(replica->filled == one_rank.filled);
+    CHECK(torch::equal(replica->filled, one_rank.filled));
   }
   // Each replica's loss over its own rows; together, the loss over every row.
   for (int e = 0; e < 2; ++e) {

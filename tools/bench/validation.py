@@ -243,7 +243,7 @@ def first_stage_end(history_path):
         with open(history_path) as f:
             for line in f:
                 record = json.loads(line)
-                if record.get("stage", 0) != 0 or record.get("final"):
+                if record.get("final") or (last and record.get("stage") != last.get("stage")):
                     break
                 last = record
     except (OSError, ValueError):
@@ -270,23 +270,31 @@ def run_problem(name, args, out_dir):
         print(result["command"])
         return result
     log_path = os.path.join(out_dir, f"{name}.log")
-    print(f"[validation] {name}: {result['command']}", file=sys.stderr, flush=True)
     start = time.monotonic()
-    with open(log_path, "w") as log:
-        try:
-            rc = subprocess.run(
-                command,
-                cwd=ROOT,
-                env=ENV,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                timeout=args.timeout,
-            ).returncode
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
+    if args.collect:
+        # The run happened before (perhaps in another invocation): only its outputs are read.
+        rc = 0
+    else:
+        print(f"[validation] {name}: {result['command']}", file=sys.stderr, flush=True)
+        with open(log_path, "w") as log:
+            try:
+                rc = subprocess.run(
+                    command,
+                    cwd=ROOT,
+                    env=ENV,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    timeout=args.timeout,
+                ).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
     result["command_s"] = time.monotonic() - start
     result["log"] = log_path
     run_json = os.path.join(out, "run.json")
+    if rc == 0 and os.path.exists(run_json) and args.collect:
+        with open(run_json) as f:
+            if json.load(f).get("status") != "completed":
+                rc = "not completed"
     if rc != 0 or not os.path.exists(run_json):
         result["failure"] = f"exit {rc}: {first_error_line(log_path)}"
         return result
@@ -439,6 +447,12 @@ def main():
     parser.add_argument("--timeout", type=float, default=None, help="seconds per run")
     parser.add_argument("--list", action="store_true", help="list the problems and exit")
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: make the table from the outputs already in --out-dir "
+        "(runs split over several invocations, each with its own --only)",
+    )
     args = parser.parse_args()
 
     if args.list:
@@ -465,7 +479,7 @@ def main():
         except (OSError, ValueError) as error:
             print(f"validation.py: --check {args.check}: {error}", file=sys.stderr)
             return 2
-    if not args.dry_run and not os.path.exists(args.tessera):
+    if not args.dry_run and not args.collect and not os.path.exists(args.tessera):
         print(f"validation.py: {args.tessera} does not exist; build first", file=sys.stderr)
         return 2
 

@@ -34,7 +34,7 @@ using ChunkSum = std::function<torch::Tensor(const torch::Tensor&)>;
 struct ChunkWeighting {
   torch::Tensor weights;  ///< [chunks] w_k, detached
   torch::Tensor counts;   ///< [chunks] n_k, points of the whole sample in chunk k
-  double filled = 0;      ///< K: the chunks with n_k > 0
+  torch::Tensor filled;   ///< K: the chunks with n_k > 0, a tensor of no dimensions (no read)
 
   /// The causal loss of the rows whose squared residuals add up to `sums` ([chunks]) per chunk:
   /// sum_k w_k sums_k / (n_k K). Over every row, (1/K) sum_k w_k L_k; over disjoint sets of rows,
