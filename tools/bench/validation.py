@@ -313,7 +313,7 @@ def run_problem(name, args, out_dir):
         away = field_errors(os.path.join(out, f"{case['name']}.h5"), fields, spec["away_from"])
         if away:
             result["away"] = dict(away, radius=spec["away_from"]["radius"])
-    elif fields[0] in result["rel_l2"]:
+    elif len(fields) == 1 and fields[0] in result["rel_l2"]:
         result["stacked"] = result["rel_l2"][fields[0]]
     if "parameter" in spec:
         pname, true_value = spec["parameter"]
