@@ -107,8 +107,12 @@ void InterfaceCoupling::add_terms(LocalLoss& loss, const SubdomainModel& model, 
                                   const std::map<std::string, double>& weights,
                                   const physics::Chunk& chunk) {
   const auto& side = *model.interfaces[k];
-  if (!core::all_finite(model.remote.at(k))) return;
-  const torch::Tensor remote = chunk.rows(model.remote.at(k));
+  // A neighbour that diverged may send non-finite values until it is rolled back: those rows
+  // take this side's own values instead, so every jump there (each term is one), its term and
+  // its gradient are zero. Decided on the device, nothing read.
+  const auto received = chunk.rows(model.remote.at(k));
+  const auto usable = torch::isfinite(received).all(1, /*keepdim=*/true);
+  const torch::Tensor remote = torch::where(usable, received, local.detach());
   for (const auto& term : side.losses(local, remote, chunk))
     loss.add(term, model.id, weights.at(term.name));
   if (side.side() == 0) {

@@ -62,14 +62,21 @@ TEST_CASE("interface terms are added with their weight and the jump on the lower
   CHECK(other.jump_sums.empty());
 }
 
-TEST_CASE("a neighbour's non-finite values add no interface terms") {
+TEST_CASE("a neighbour's non-finite values add nothing at their points, without a read") {
   auto model = model_with_side(0);
   model.remote[0][3][0] = std::numeric_limits<double>::quiet_NaN();
   train::LocalLoss loss;
-  train::InterfaceCoupling::add_terms(loss, model, 0, torch::zeros({kPoints, 1}, torch::kFloat64),
-                                      kWeights);
-  CHECK(loss.terms.empty());
-  CHECK_FALSE(loss.total.defined());
+  const auto local = torch::zeros({kPoints, 1}, torch::kFloat64).requires_grad_(true);
+  const auto reads = core::host_reads();
+  train::InterfaceCoupling::add_terms(loss, model, 0, local, kWeights);
+  CHECK(core::host_reads() == reads);
+  // 0.01 at each of the other 63 points, weight 3, the mean over the side's 64.
+  CHECK(loss.total.item<double>() == doctest::Approx(0.03 * 63.0 / kPoints));
+  CHECK(loss.jump_sums.at(4).item<double>() == doctest::Approx(63 * 0.04));
+  loss.total.backward();
+  CHECK(core::all_finite(local.grad()));
+  CHECK(local.grad()[3][0].item<double>() == 0.0);
+  CHECK(local.grad()[4][0].item<double>() != 0.0);
 }
 
 TEST_CASE("without interfaces the coupling is inactive and exchanges nothing") {

@@ -39,7 +39,7 @@ class InterfaceCoupling {
   /// Adds interface side `k`'s terms on part `chunk` of its points (`local`: this side's
   /// values there) against those rows of `model.remote[k]` to `loss`, and its field jump on
   /// the lower side (each interface counted once). A neighbour that diverged may send
-  /// non-finite values until it is rolled back: the side then does without its terms.
+  /// non-finite values until it is rolled back: the points where it did add nothing (no read).
   static void add_terms(LocalLoss& loss, const SubdomainModel& model, std::size_t k,
                         const torch::Tensor& local, const std::map<std::string, double>& weights,
                         const physics::Chunk& chunk = {});
