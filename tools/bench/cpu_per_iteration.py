@@ -58,7 +58,7 @@ def parse_arguments():
 
 def cpu_seconds(binary, args, iterations, out):
     """User + sys seconds of one job of `iterations` Adam steps."""
-    command = adam_command(binary, args.ranks, args.case, iterations, out) + ["--overwrite"]
+    command = adam_command(binary, args.ranks, args.case, iterations, out)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, env=ENV, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

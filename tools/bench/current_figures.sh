@@ -5,8 +5,9 @@
 #   tools/bench/current_figures.sh [BUILD_DIR] [OUT_DIR]   # defaults: build, results/current_figures
 #
 # Each benchmark's output goes to OUT_DIR/<name>.log; OUT_DIR/summary.log gets the commit, the
-# machine, each benchmark's exit status and wall time, and the lines that carry its figures.
-# Needs mpiexec.mpich on PATH and /usr/bin/python3 with torch, numpy and h5py.
+# machine, and each benchmark's exit status and wall time.
+# Needs mpiexec.mpich on PATH and /usr/bin/python3 with torch, numpy and h5py. Every run writes
+# into a fresh folder or with --overwrite, so the script can be run again over its own outputs.
 set -u
 cd "$(dirname "$0")/../.."
 build=$(realpath "${1:-build}")

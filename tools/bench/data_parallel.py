@@ -32,6 +32,7 @@ def tessera(binary, ranks, iterations, derivatives, out):
         binary,
         "run",
         os.path.join(ROOT, "cases", "poisson2d.json"),
+        "--overwrite",
         "--set",
         f'training.stages=[{{"optimizer":"adam","iterations":{iterations},"lr":0.001}}]',
         "--set",

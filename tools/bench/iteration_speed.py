@@ -74,7 +74,7 @@ def run_tessera(args, engine, folder):
         "output.directory": output,
         "output.grid": json.dumps({"x": 11, "y": 11}),
     }
-    command = [args.tessera, "run", args.case]
+    command = [args.tessera, "run", args.case, "--overwrite"]
     for key, value in overrides.items():
         command += ["--set", f"{key}={value}"]
     done = subprocess.run(

@@ -23,6 +23,7 @@ def adam_command(tessera, ranks, case, iterations, out):
         tessera,
         "run",
         case,
+        "--overwrite",
         "--set",
         f'training.stages=[{{"optimizer":"adam","iterations":{iterations}}}]',
         "--set",

@@ -50,6 +50,7 @@ def run_tessera(args, out):
         args.tessera,
         "run",
         os.path.join(ROOT, "cases", "poisson2d.json"),
+        "--overwrite",
         "--set",
         f"decomposition.ranks_per_subdomain={args.ranks}",
         "--set",
