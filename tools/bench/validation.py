@@ -8,6 +8,8 @@ Markdown table of the final errors next to the published PINN figures:
     /usr/bin/python3 tools/bench/validation.py --quick --check '{"*": null}'   # CTest: finite
     /usr/bin/python3 tools/bench/validation.py --check bounds.json    # fail above the bounds
     /usr/bin/python3 tools/bench/validation.py --list                 # the problems and figures
+    /usr/bin/python3 tools/bench/validation.py --finish lbfgs         # every finish an L-BFGS one
+    /usr/bin/python3 tools/bench/validation.py --set 'network.hidden=[100,100,100,100,100]'
 
 Each problem is one case file, run as `mpiexec.mpich -n RANKS build/tessera run CASE --set
 output.directory=OUT/<problem>` from the repository root with TESSERA_THREADS=1 (one thread per
@@ -38,6 +40,7 @@ import time
 from one_thread import ENV, ROOT
 
 QUICK_ITERATIONS = {"adam": 200, "lbfgs": 20, "bfgs": 20, "ssbroyden": 20}
+QUASI_NEWTON = ("lbfgs", "bfgs", "ssbroyden")
 NOT_FOUND = "not found"
 
 # problem -> case file, published PINN figure and where it comes from. "not found": no figure
@@ -182,6 +185,16 @@ def quick_overrides(case):
     return sets
 
 
+def finish_overrides(case, finish):
+    """--set overrides that make every quasi-Newton stage of the case a `finish` stage (its
+    iterations and points kept: keys every quasi-Newton optimizer takes)."""
+    return [
+        f"training.stages.{i}.optimizer={finish}"
+        for i, stage in enumerate(case["training"]["stages"])
+        if stage["optimizer"] in QUASI_NEWTON
+    ]
+
+
 def field_errors(h5_path, fields, away_from=None):
     """Per field sqrt(sum (f - f_ref)^2 / sum f_ref^2) and, as "stacked",
     sqrt(sum_f sum (f - f_ref)^2 / sum_f sum f_ref^2) over the finite output points of a 2-D
@@ -263,6 +276,9 @@ def run_problem(name, args, out_dir):
     out = os.path.join(out_dir, name)
     command = [args.mpiexec, "-n", str(args.ranks), args.tessera, "run", spec["case"]]
     sets = [f"output.directory={out}"] + (quick_overrides(case) if args.quick else [])
+    if args.finish:
+        sets += finish_overrides(case, args.finish)
+    sets += args.set
     for s in sets:
         command += ["--set", s]
     result = {"problem": name, "ranks": args.ranks, "command": " ".join(command), "ok": False}
@@ -446,6 +462,18 @@ def main():
     parser.add_argument("--mpiexec", default="mpiexec.mpich")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per run")
     parser.add_argument("--list", action="store_true", help="list the problems and exit")
+    parser.add_argument(
+        "--finish",
+        choices=QUASI_NEWTON,
+        help="run every quasi-Newton stage with this optimizer instead of the case's",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a case override passed to every run (repeatable), e.g. network.hidden=[100,100]",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
     parser.add_argument(
         "--collect",
