@@ -40,6 +40,18 @@ torch::Tensor causal_weights(const torch::Tensor& chunk_losses, double tolerance
 
 namespace {
 
+/// The scale the chunk losses are measured in: max(1, their mean over the `filled` chunks that
+/// hold points), a tensor of no dimensions (no read). The tolerance is stated for residuals of
+/// order one, as in a nondimensionalised problem. A problem whose residual is far larger (a
+/// large source, a fast time scale) would otherwise hold every later chunk at weight
+/// exp(-tolerance x its large loss) = 0 until Adam had driven the first chunks' residual down by
+/// orders of magnitude; measured in its own scale, a chunk opens once the chunks before it hold
+/// a small share of the loss. At order one and below this divides by exactly 1: the weights are
+/// those of the published rule, to the bit.
+torch::Tensor residual_scale(const torch::Tensor& chunk_losses, const torch::Tensor& filled) {
+  return (chunk_losses.sum() / filled.clamp_min(1)).clamp_min(1.0);
+}
+
 /// `sums` and `counts` (all of one dtype) added up over the sample's holders in one collective
 /// call: the equations' sums one after the other, then the counts.
 std::pair<std::vector<torch::Tensor>, torch::Tensor> whole_sample(
@@ -63,7 +75,7 @@ ChunkWeighting weigh_chunks(const std::vector<torch::Tensor>& sums, const torch:
   auto losses = torch::zeros_like(whole_counts);
   for (const auto& s : whole_sums) losses = losses + s / whole_counts.clamp_min(1);
   const auto filled = whole_counts.gt(0).sum().to(whole_counts.scalar_type());
-  return {causal_weights(losses, tolerance), whole_counts, filled};
+  return {causal_weights(losses / residual_scale(losses, filled), tolerance), whole_counts, filled};
 }
 
 }  // namespace tessera::physics

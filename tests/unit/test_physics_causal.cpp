@@ -69,7 +69,11 @@ TEST_CASE("a weighting's loss is (1/K) sum_k w_k L_k over the K chunks that hold
   const auto weighting = physics::weigh_chunks(sums, counts, 2.0, {});
   CHECK(weighting.filled.item<double>() == 3);
   const auto losses = sums[0] / counts.clamp_min(1) + sums[1] / counts.clamp_min(1);
-  CHECK(torch::allclose(weighting.weights, physics::causal_weights(losses, 2.0)));
+  // The chunk losses average 2.01 over the three filled chunks: the weights measure them in that
+  // scale.
+  const auto mean = losses.sum() / 3.0;
+  REQUIRE(mean.item<double>() > 1.0);
+  CHECK(torch::allclose(weighting.weights, physics::causal_weights(losses / mean, 2.0)));
   for (int e = 0; e < 2; ++e) {
     const auto expected = (weighting.weights * sums[e] / counts.clamp_min(1)).sum() / 3.0;
     CHECK(weighting.loss(sums[e]).item<double>() == doctest::Approx(expected.item<double>()));
@@ -77,6 +81,28 @@ TEST_CASE("a weighting's loss is (1/K) sum_k w_k L_k over the K chunks that hold
     const auto by_rows = (weighting.row_factors(sample.chunk) * sample.squares[e]).sum();
     CHECK(by_rows.item<double>() == doctest::Approx(expected.item<double>()));
   }
+}
+
+TEST_CASE("chunk losses of order one weigh by the published rule, larger ones in their scale") {
+  const Sample sample;
+  const auto [sums, counts] = sample.figures(0, 8);
+  const auto losses_of = [&counts = counts](const std::vector<torch::Tensor>& s) {
+    return s[0] / counts.clamp_min(1) + s[1] / counts.clamp_min(1);
+  };
+  // Residuals ten times smaller (squares / 100): mean below 1, exactly the published weights.
+  const std::vector<torch::Tensor> small{sums[0] / 100, sums[1] / 100};
+  CHECK(torch::equal(physics::weigh_chunks(small, counts, 2.0, {}).weights,
+                     physics::causal_weights(losses_of(small), 2.0)));
+  // Residuals ten and a hundred times larger weigh as the sample itself: a problem written in
+  // other units keeps its weights, where exp(-2 x its losses) would close every later chunk.
+  const auto weights = physics::weigh_chunks(sums, counts, 2.0, {}).weights;
+  for (const double factor : {100.0, 10000.0}) {
+    const std::vector<torch::Tensor> large{sums[0] * factor, sums[1] * factor};
+    CHECK(
+        torch::allclose(physics::weigh_chunks(large, counts, 2.0, {}).weights, weights, 1e-14, 0));
+  }
+  CHECK(physics::causal_weights(losses_of(sums) * 100, 2.0)[1].item<double>() < 1e-100);
+  CHECK(weights[1].item<double>() > 0.2);
 }
 
 TEST_CASE("replicas holding slices of the rows, their sums added, weigh as one holder of all") {

@@ -1,9 +1,9 @@
 #pragma once
 /// Causal training (Wang, Sankaran & Perdikaris 2022): the time range of a subdomain is cut into
 /// chunks, and the residual of chunk k counts with weight w_k = exp(-tolerance * sum_{j<k} L_j),
-/// L_j the (detached) mean squared residual of chunk j. Later times open only as earlier ones
-/// converge, so the network cannot fit a late-time solution that the initial condition does
-/// not lead to.
+/// L_j the (detached) mean squared residual of chunk j, measured in units of max(1, mean_j L_j).
+/// Later times open only as earlier ones converge, so the network cannot fit a late-time
+/// solution that the initial condition does not lead to.
 ///
 /// The weights belong to the whole sample of a subdomain. Where data-parallel replicas each hold
 /// a slice of it, the per-chunk sums of every slice are added up (`ChunkSum`) before the weights
@@ -64,7 +64,8 @@ torch::Tensor causal_weights(const torch::Tensor& chunk_losses, double tolerance
 /// The weighting of a pass from this rank's rows: each equation's per-chunk sums of squared
 /// residuals (`sums`, [chunks] each) and the rows' per-chunk `counts`, first added up over every
 /// holder of the sample by `sum_over_holders` (collective; unset: this rank holds every row).
-/// Chunk k's loss L_k is the sum over the equations of their sum_k / n_k.
+/// Chunk k's loss L_k is the sum over the equations of their sum_k / n_k; the weights are
+/// causal_weights(L / max(1, mean of L over the chunks that hold points), tolerance).
 ChunkWeighting weigh_chunks(const std::vector<torch::Tensor>& sums, const torch::Tensor& counts,
                             double tolerance, const ChunkSum& sum_over_holders);
 
