@@ -305,9 +305,15 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
     const auto& stage = c.training.stages[k];
     if (!stage.optimizer->dense_hessian) {
       // Curvature pairs over all subdomains cost what each subdomain's own would: joint unless
-      // the stage asks for blocks.
+      // the stage asks for blocks. Broyden updates are kept per subdomain.
+      const bool broyden = stage.scaling == io::HistoryScaling::broyden;
+      TESSERA_CHECK(!broyden || stage.hessian != io::HessianLayout::joint,
+                    c.file << ": " << stage.key
+                           << ".hessian: \"joint\" does not go with \"scaling\": \"broyden\", "
+                              "whose updates each subdomain keeps for its own parameters; give "
+                              "\"blocks\" or leave \"hessian\" out");
       plan.stages.at(k).joint_hessian =
-          !stage.hessian || *stage.hessian == io::HessianLayout::joint;
+          !broyden && (!stage.hessian || *stage.hessian == io::HessianLayout::joint);
       continue;
     }
     const double block = train::QuasiNewton::hessian_bytes(largest);
@@ -359,6 +365,8 @@ train::TrainingPlan training_plan(const io::Case& c, const Problem& p) {
     stage.clip = s.clip;
     stage.history = s.history;
     stage.self_scaled = s.optimizer->takes("scaling") && s.scaling == io::HistoryScaling::self;
+    stage.broyden_updates =
+        s.optimizer->takes("scaling") && s.scaling == io::HistoryScaling::broyden;
     stage.tolerance = s.tolerance;
     stage.points = s.collocation_points;
     plan.stages.push_back(stage);

@@ -52,8 +52,10 @@ void print_training_choices(std::ostream& out, const io::Case& c, const train::T
     if (s.products == train::Products::tf32) out << ", TF32 products";
     if (s.products == train::Products::bf16) out << ", bf16 products (reverse engine)";
     if (spec.optimizer->takes("history"))
-      out << ", the last " << s.history << " curvature pairs"
-          << (s.self_scaled ? ", self-scaled" : ", classic scaling");
+      out << ", the last " << s.history
+          << (s.broyden_updates ? " self-scaled Broyden updates"
+              : s.self_scaled   ? " curvature pairs, self-scaled"
+                                : " curvature pairs, classic scaling");
     if (!spec.optimizer->first_order && joint_finish)
       out << (s.joint_hessian ? ", one inverse Hessian over the subdomains cut in space"
                               : ", one inverse Hessian block per subdomain")

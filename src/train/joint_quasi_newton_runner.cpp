@@ -376,9 +376,12 @@ void JointQuasiNewtonRunner::run(const StagePlan& stage, int64_t first_step) {
   optimizers_.clear();
   std::vector<QuasiNewton*> blocks;
   for (auto* s : tools_.objective.owned()) {
-    optimizers_.push_back(std::make_unique<QuasiNewton>(
-        s->network->parameters(),
-        QuasiNewtonOptions(update_).lr(stage.lr).tolerance_grad(stage.tolerance).memory(memory_)));
+    optimizers_.push_back(std::make_unique<QuasiNewton>(s->network->parameters(),
+                                                        QuasiNewtonOptions(update_)
+                                                            .lr(stage.lr)
+                                                            .tolerance_grad(stage.tolerance)
+                                                            .memory(memory_)
+                                                            .whole_updates(stage.broyden_updates)));
     blocks.push_back(static_cast<QuasiNewton*>(optimizers_.back().get()));
   }
   // Shared parameters hold still (several subdomains).

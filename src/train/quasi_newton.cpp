@@ -144,10 +144,15 @@ torch::Tensor low_rank_update(torch::Tensor& H, double scale, const std::vector<
 QuasiNewton::QuasiNewton(std::vector<torch::Tensor> parameters, QuasiNewtonOptions options)
     : Optimizer({torch::optim::OptimizerParamGroup(std::move(parameters))},
                 std::make_unique<QuasiNewtonOptions>(options)),
-      history_(options.memory()) {}
+      history_(options.memory()),
+      whole_updates_(options.memory()),
+      keeps_whole_updates_(options.memory() > 0 &&
+                           options.update() == QuasiNewtonUpdate::ssbroyden &&
+                           options.whole_updates()) {}
 
 torch::Tensor QuasiNewton::inverse_hessian_times(const torch::Tensor& v) const {
   if (options().memory() == 0) return matrix_times(hessian_, v);
+  if (keeps_whole_updates_) return whole_updates_.times(v);
   if (history_.empty()) return v * fresh_scale_;
   const auto own = [](const std::vector<std::vector<double>>& figures, std::size_t) {
     return figures.at(0);
@@ -159,6 +164,7 @@ void QuasiNewton::restart_inverse_hessian(int64_t n, const torch::TensorOptions&
                                           double scale) {
   updates_ = 0;
   if (this->options().memory() > 0) {
+    whole_updates_.restart(scale);
     history_.clear();
     fresh_scale_ = scale;
     return;
@@ -207,6 +213,10 @@ double QuasiNewton::evaluate(const LossClosure& closure, torch::Tensor& gradient
 
 torch::Tensor QuasiNewton::update_inverse_hessian(const torch::Tensor& s, const torch::Tensor& y,
                                                   double sBs, const torch::Tensor& times) {
+  if (keeps_whole_updates_) {
+    if (whole_updates_.update(s, y, sBs)) ++updates_;
+    return {};
+  }
   if (options().memory() > 0) {
     const auto figures = pair_figures(history_, s, y);
     const std::size_t kept = history_.geometry().size();
@@ -394,7 +404,9 @@ void QuasiNewton::save(torch::serialize::OutputArchive& archive) const {
   archive.write("iterations", archived_number(static_cast<double>(iterations_)));
   archive.write("updates", archived_number(static_cast<double>(updates_)));
   if (hessian_.defined()) archive.write("inverse_hessian", hessian_);
-  if (options().memory() > 0) {
+  if (keeps_whole_updates_) {
+    whole_updates_.save(archive);
+  } else if (options().memory() > 0) {
     history_.save(archive);
     archive.write("fresh_scale", archived_number(fresh_scale_));
   }
@@ -405,7 +417,9 @@ void QuasiNewton::load(torch::serialize::InputArchive& archive) {
   updates_ = static_cast<int64_t>(read_archived_number(archive, "updates"));
   torch::Tensor hessian;
   if (archive.try_read("inverse_hessian", hessian)) hessian_ = hessian;
-  if (options().memory() > 0) {
+  if (keeps_whole_updates_) {
+    whole_updates_.load(archive);
+  } else if (options().memory() > 0) {
     history_.load(archive);
     fresh_scale_ = read_archived_number(archive, "fresh_scale");
   }

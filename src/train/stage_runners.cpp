@@ -37,13 +37,18 @@ std::unique_ptr<StageRunner> quasi_newton(const StagePlan& stage, const StageToo
   const auto [in_space, in_time] = coupling(tools);
   const int64_t memory = limited ? stage.history : 0;
   // A self-scaled history takes the SSBroyden rule's scaling (with the BFGS member).
-  const auto rule = limited && stage.self_scaled ? QuasiNewtonUpdate::ssbroyden : update;
+  const auto rule = limited && (stage.self_scaled || stage.broyden_updates)
+                        ? QuasiNewtonUpdate::ssbroyden
+                        : update;
   if (in_space && !in_time) return std::make_unique<JointQuasiNewtonRunner>(tools, rule, memory);
   QuasiNewtonMethod method;
   method.make = [memory, rule](const StagePlan& stage, std::vector<torch::Tensor> parameters) {
-    return std::make_unique<QuasiNewton>(
-        std::move(parameters),
-        QuasiNewtonOptions(rule).lr(stage.lr).tolerance_grad(stage.tolerance).memory(memory));
+    return std::make_unique<QuasiNewton>(std::move(parameters),
+                                         QuasiNewtonOptions(rule)
+                                             .lr(stage.lr)
+                                             .tolerance_grad(stage.tolerance)
+                                             .memory(memory)
+                                             .whole_updates(stage.broyden_updates));
   };
   method.limit = [](torch::optim::Optimizer& optimizer, int64_t chunk) {
     static_cast<QuasiNewtonOptions&>(optimizer.param_groups()[0].options()).max_iter(chunk);

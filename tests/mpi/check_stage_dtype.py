@@ -4,9 +4,12 @@ SSBroyden stage, stopped and continued.
 
   check_stage_dtype.py --tessera BIN --mpiexec MPIEXEC --case tests/mpi/xpinn4.json --out DIR
                        [--adam-precision bf16 --restart-ranks 2]
+                       [--finish lbfgs --finish-keys '"scaling":"broyden","history":8']
 
 With --adam-precision the Adam stage runs with that precision (bf16: bfloat16 products) and
-the finish says "precision": "fp64"; run.json must list both.
+the finish says "precision": "fp64"; run.json must list both. --finish and --finish-keys
+change the float64 stage's optimizer and add keys to it (a history shorter than the finish
+puts checkpoints inside a full one).
 
 1. An uninterrupted 2-rank run is the reference; its history names both stages, and the
    SSBroyden stage lowers the loss below the Adam stage's last value.
@@ -30,7 +33,7 @@ ENV = dict(os.environ, OMP_NUM_THREADS="1", TESSERA_THREADS="1", OPENBLAS_NUM_TH
 # (200), a finish of 40 one inside the float64 stage (220).
 STAGES = (
     'training.stages=[{"optimizer":"adam","iterations":200,"lr":0.001%s},'
-    '{"optimizer":"ssbroyden","iterations":%d%s}]'
+    '{"optimizer":"%s","iterations":%d%s}]'
 )
 SETS = [
     "training.log_every=20",
@@ -45,7 +48,10 @@ def run(args, ranks, out, finish, extra=()):
     adam, last = "", ""
     if args.adam_precision:
         adam, last = f',"precision":"{args.adam_precision}"', ',"precision":"fp64"'
-    for s in [STAGES % (adam, finish, last)] + SETS + [f"output.directory={out}"]:
+    if args.finish_keys:
+        last += "," + args.finish_keys
+    stages = STAGES % (adam, args.finish, finish, last)
+    for s in [stages] + SETS + [f"output.directory={out}"]:
         line += ["--set", s]
     line += list(extra)
     print("running:", " ".join(line), flush=True)
@@ -78,6 +84,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=150.0)
     parser.add_argument("--adam-precision", default="")
     parser.add_argument("--restart-ranks", default="2,1")
+    parser.add_argument("--finish", default="ssbroyden")
+    parser.add_argument("--finish-keys", default="")
     args = parser.parse_args()
     args.out, args.case = os.path.abspath(args.out), os.path.abspath(args.case)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -85,7 +93,7 @@ def main():
 
     reference = os.path.join(args.out, "reference")
     output = run(args, 2, reference, 40).stdout
-    expected = "ssbroyden, 40 iterations, lr 1, float64" + (
+    expected = f"{args.finish}, 40 iterations, lr 1, float64" + (
         "" if args.adam_precision else " (default)"
     )
     if expected not in output:
@@ -94,10 +102,10 @@ def main():
     run(args, 2, short, 20)
     records = [json.loads(line) for line in open(os.path.join(reference, "history.jsonl"))]
     adam = [r["loss"] for r in records if r["stage"] == "adam"]
-    finish = [r["loss"] for r in records if r["stage"] == "ssbroyden"]
-    print(f"adam ends at loss {adam[-1]:.3e}; ssbroyden ends at {finish[-1]:.3e}")
+    finish = [r["loss"] for r in records if r["stage"] == args.finish]
+    print(f"adam ends at loss {adam[-1]:.3e}; {args.finish} ends at {finish[-1]:.3e}")
     if not finish or not finish[-1] < adam[-1]:
-        failures.append("the float64 SSBroyden stage did not lower the loss")
+        failures.append(f"the float64 {args.finish} stage did not lower the loss")
     run_json = json.load(open(os.path.join(reference, "run.json")))
     print("run.json dtype:", run_json.get("case", {}).get("dtype"))
     precision = [args.adam_precision or "fp32", "fp64"]

@@ -248,6 +248,9 @@ TEST_CASE("a misspelt key is rejected with a hint from the keys valid at its lev
   doc["training"]["stages"][0] = {{"optimizer", "lbfgs"}, {"scaling", "none"}};
   CHECK(io::case_from_json(doc, "cases/p.json", {}).training.stages[0].scaling ==
         io::HistoryScaling::none);
+  doc["training"]["stages"][0]["scaling"] = "broyden";
+  CHECK(io::case_from_json(doc, "cases/p.json", {}).training.stages[0].scaling ==
+        io::HistoryScaling::broyden);
   doc["training"]["stages"][0]["scaling"] = "auto";
   CHECK(error_of(doc).rfind("cases/p.json: training.stages[0].scaling:", 0) == 0);
   doc["training"]["stages"][0] = {{"optimizer", "ssbroyden"}, {"scaling", "self"}};

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "quasi_newton_quadratic.hpp"
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/limited_memory.hpp"
 #include "tessera/train/quasi_newton.hpp"
@@ -146,42 +147,9 @@ TEST_CASE("a vector cut into pieces gives the product of the whole, piece by pie
 }
 
 TEST_CASE("the limited-memory optimizer minimises a quadratic and continues from its state") {
-  const auto A = spd_matrix();
-  const auto b = torch::linspace(-1, 1, kSize, torch::kFloat64);
-  const auto solution = torch::linalg_solve(A, b, true);
-  {
-    const auto update = QuasiNewtonUpdate::bfgs;
-    auto x = torch::zeros({kSize}, torch::kFloat64).requires_grad_();
-    QuasiNewton optimizer({x}, QuasiNewtonOptions(update).memory(5).max_iter(6));
-    const auto closure = [&] {
-      optimizer.zero_grad();
-      auto loss = 0.5 * x.dot(A.mv(x)) - b.dot(x);
-      loss.backward();
-      return loss;
-    };
-    optimizer.step(closure);
-    // Continued from a copy of its state, it takes the same steps as the original.
-    std::stringstream bytes;
-    torch::serialize::OutputArchive saved;
-    optimizer.save(saved);
-    saved.save_to(bytes);
-    auto copy = x.detach().clone().requires_grad_();
-    QuasiNewton restored({copy}, QuasiNewtonOptions(update).memory(5).max_iter(60));
-    torch::serialize::InputArchive loaded;
-    loaded.load_from(bytes);
-    restored.load(loaded);
-    const auto copy_closure = [&] {
-      restored.zero_grad();
-      auto loss = 0.5 * copy.dot(A.mv(copy)) - b.dot(copy);
-      loss.backward();
-      return loss;
-    };
-    restored.step(copy_closure);
-    static_cast<QuasiNewtonOptions&>(optimizer.param_groups()[0].options()).max_iter(60);
-    optimizer.step(closure);
-    CHECK(torch::equal(x.detach(), copy.detach()));
-    CHECK(torch::allclose(x.detach(), solution, 1e-8, 1e-8));
-  }
+  testing::check_continues_from_its_state(
+      QuasiNewtonOptions(QuasiNewtonUpdate::bfgs).memory(5), spd_matrix(),
+      torch::linspace(-1, 1, kSize, torch::kFloat64), 6, 60, 1e-8);
 }
 
 TEST_CASE("a self-scaled history applies the matrix of scaled updates, dropped pairs too") {

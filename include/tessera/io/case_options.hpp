@@ -11,7 +11,7 @@ namespace tessera::io {
 enum class FloatType { float32, float64 };
 enum class Precision { fp32, tf32, bf16, fp64 };
 enum class HessianLayout { joint, blocks };
-enum class HistoryScaling { self, none };
+enum class HistoryScaling { self, none, broyden };
 enum class DeviceChoice { automatic, cpu, cuda };
 enum class ShapeKind { interval, box, disk, ball, polygon, mesh, union_, intersection, difference };
 enum class ConditionKind { dirichlet, neumann, robin, initial, periodic, data, residual };
@@ -38,7 +38,7 @@ struct OptionNames;
 TESSERA_OPTION_NAMES(FloatType, "float32", "float64");
 TESSERA_OPTION_NAMES(Precision, "fp32", "tf32", "bf16", "fp64");
 TESSERA_OPTION_NAMES(HessianLayout, "joint", "blocks");
-TESSERA_OPTION_NAMES(HistoryScaling, "self", "none");
+TESSERA_OPTION_NAMES(HistoryScaling, "self", "none", "broyden");
 TESSERA_OPTION_NAMES(DeviceChoice, "auto", "cpu", "cuda");
 TESSERA_OPTION_NAMES(ShapeKind, "interval", "box", "disk", "ball", "polygon", "mesh", "union",
                      "intersection", "difference");

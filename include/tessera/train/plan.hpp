@@ -30,6 +30,9 @@ struct StagePlan {
   /// Limited memory: each pair's update divides the approximation before it by the
   /// self-scaled Broyden rule's tau (limited_memory.hpp), instead of the classic base.
   bool self_scaled = false;
+  /// Limited memory: the last `history` updates of the self-scaled Broyden method, each kept
+  /// whole (unrolled_broyden.hpp), instead of curvature pairs; per subdomain.
+  bool broyden_updates = false;
   double tolerance = 1e-9;        ///< quasi-Newton: stop when the largest gradient entry is below
   std::optional<int64_t> points;  ///< collocation points from this stage on
   /// The networks, points and shared parameters are converted to this at the stage's start.

@@ -5,7 +5,8 @@
 /// magnitude. The search direction, the line search and the update are in double precision
 /// whatever the parameters' dtype. The inverse Hessian is dense (n^2 doubles for n parameters,
 /// which suits networks of a few thousand parameters) or, with `memory` m > 0, the last m
-/// curvature pairs (limited_memory.hpp; BFGS only: L-BFGS).
+/// curvature pairs (limited_memory.hpp: L-BFGS) or, with `whole_updates`, the last m SSBroyden
+/// updates (unrolled_broyden.hpp).
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "tessera/train/limited_memory.hpp"
 #include "tessera/train/strong_wolfe.hpp"
+#include "tessera/train/unrolled_broyden.hpp"
 
 namespace tessera::train {
 
@@ -32,6 +34,9 @@ struct QuasiNewtonOptions : public torch::optim::OptimizerCloneableOptions<Quasi
   TORCH_ARG(double, tolerance_change) = 1e-15;
   /// 0: a dense inverse Hessian; m > 0: the last m curvature pairs.
   TORCH_ARG(int64_t, memory) = 0;
+  /// With memory m > 0 and the SSBroyden update: the last m updates kept whole
+  /// (unrolled_broyden.hpp) instead of the last m curvature pairs.
+  TORCH_ARG(bool, whole_updates) = false;
 
  public:
   double get_lr() const override { return lr(); }
@@ -110,8 +115,10 @@ class QuasiNewton : public torch::optim::Optimizer {
 
   torch::Tensor hessian_;     ///< inverse Hessian approximation [n, n] (or its rows), float64
   CurvatureHistory history_;  ///< instead, with memory > 0
-  double fresh_scale_ = 1;    ///< limited memory: H = this times I while there is no pair
-  torch::Tensor gradient_;    ///< at the current parameters, float64
+  UnrolledBroyden whole_updates_{0};  ///< instead, with whole_updates
+  bool keeps_whole_updates_ = false;
+  double fresh_scale_ = 1;  ///< limited memory: H = this times I while there is no pair
+  torch::Tensor gradient_;  ///< at the current parameters, float64
   double loss_ = 0;
   int64_t iterations_ = 0;
   int64_t updates_ = 0;  ///< inverse-Hessian updates so far (the first one also scales H)
