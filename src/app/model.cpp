@@ -322,11 +322,11 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
                          << "\" keeps a dense inverse Hessian of " << largest << "^2 doubles ("
                          << gib(block) << " GiB) for subdomain " << largest_id
                          << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
-                         << " GiB; use \"lbfgs\" (self-scaled on its last 1000 curvature pairs: "
-                            "no size limit, and about as accurate per iteration: "
-                            "docs/benchmarks.md, \"L-BFGS against the dense finish\"), or split "
-                            "the domain into more subdomains (each keeps its own smaller "
-                            "matrix)");
+                         << " GiB; use \"lbfgs\" with \"scaling\": \"broyden\" (the "
+                            "method's last 1000 updates kept whole: no size limit, within 2.4x "
+                            "of the dense finish on the validation suite: "
+                            "docs/validation.md, \"With the L-BFGS finish\"), or split the "
+                            "domain into more subdomains (each keeps its own smaller matrix)");
     // The joint matrix gives each subdomain the rows of its parameters over all columns.
     const double rows = 8.0 * static_cast<double>(largest) * static_cast<double>(total);
     const bool fits = rows <= dense_hessian_limit_bytes;
