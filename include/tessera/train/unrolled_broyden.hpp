@@ -3,17 +3,17 @@
 /// updates instead: each update is a rank-3 correction built from the step s, the vector
 /// u = H y (H before the update) and scalars, so
 ///
-///   H = base I + sum over the kept updates k of W_k (-u_k u_k^T / y_k.u_k
-///                                                    + phi_k y_k.u_k v_k v_k^T)
-///             + W'_k rho_k s_k s_k^T,
+///   H = base I + sum over the kept updates k of [ W_k (-u_k u_k^T / y_k.u_k
+///                                                 + phi_k y_k.u_k v_k v_k^T)
+///                                                 + W'_k rho_k s_k s_k^T ],
 ///
 /// v_k = rho_k s_k - u_k / y_k.u_k, rho_k = 1 / s_k.y_k, W'_k the product of 1 / tau over the
-/// updates after k and W_k = W'_k / tau_k; base is the product of 1 / tau over every update
-/// (the dense matrix's identity part). With at least as many kept updates as were made it is
-/// the dense SSBroyden matrix; beyond `memory` updates the oldest one's terms go, so memory and
-/// work are O(m n) for m updates of n parameters. Unlike L-BFGS on the last pairs (the BFGS
-/// member of the family), every kept update is the Broyden-family member that the dense
-/// method chose, with the scaling that the whole run built.
+/// updates after k and W_k = W'_k / tau_k; base is the starting scale times the product of
+/// 1 / tau over every update since (the dense matrix's identity part). With at least as many kept
+/// updates as were made it is the dense SSBroyden matrix; beyond `memory` updates the oldest one's
+/// terms go, so memory and work are O(m n) for m updates of n parameters. Unlike L-BFGS on the last
+/// pairs (the BFGS member of the family), every kept update is the Broyden-family member that the
+/// dense method chose, with the scaling that the whole run built.
 #include <cstdint>
 #include <deque>
 
