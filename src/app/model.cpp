@@ -324,7 +324,8 @@ void plan_dense_hessians(const io::Case& c, const Problem& p, const Decompositio
                          << "'s network, above the limit of " << gib(dense_hessian_limit_bytes)
                          << " GiB; use \"lbfgs\" with \"scaling\": \"broyden\" (the "
                             "method's last 1000 updates kept whole: no size limit, within 2.4x "
-                            "of the dense finish on the validation suite: "
+                            "of the dense finish on the validation suite's problems without a "
+                            "split in space: "
                             "docs/validation.md, \"With the L-BFGS finish\"), or split the "
                             "domain into more subdomains (each keeps its own smaller matrix)");
     // The joint matrix gives each subdomain the rows of its parameters over all columns.
