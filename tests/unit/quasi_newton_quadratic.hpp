@@ -3,12 +3,22 @@
 // its saved state.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <sstream>
+#include <tuple>
 
 #include "tessera/core/torch_pch.hpp"
 #include "tessera/train/quasi_newton.hpp"
 
 namespace tessera::train::testing {
+
+/// A symmetric positive definite `size` x `size` matrix with eigenvalues spaced evenly in the
+/// logarithm from 1 to 10^`decades`, in random axes drawn from `seed`.
+inline torch::Tensor spd_matrix(int64_t size, double decades, uint64_t seed) {
+  torch::manual_seed(seed);
+  const auto q = std::get<0>(torch::linalg_qr(torch::randn({size, size}, torch::kFloat64)));
+  return q.mm(torch::diag(torch::logspace(0, decades, size, 10, torch::kFloat64))).mm(q.t());
+}
 
 /// Minimises 0.5 x.A x - b.x from x = 0 with `options`: `first` iterations, then a save; a copy
 /// restored from it and the original each take `rest` more. Both must end on the same bits,

@@ -16,13 +16,8 @@ namespace {
 
 constexpr int64_t kSize = 7;
 
-/// A symmetric positive definite matrix with eigenvalues from 1 to 100.
-torch::Tensor spd_matrix() {
-  torch::manual_seed(3);
-  const auto q = std::get<0>(torch::linalg_qr(torch::randn({kSize, kSize}, torch::kFloat64)));
-  const auto eigenvalues = torch::logspace(0, 2, kSize, 10, torch::kFloat64);
-  return q.mm(torch::diag(eigenvalues)).mm(q.t());
-}
+/// Eigenvalues from 1 to 100.
+torch::Tensor spd_matrix() { return testing::spd_matrix(kSize, 2, 3); }
 
 /// The sum over blocks of one process (every block here).
 std::vector<double> sum_blocks(const std::vector<std::vector<double>>& per_block,

@@ -17,12 +17,8 @@ namespace {
 
 constexpr int64_t kSize = 6;
 
-/// A symmetric positive definite matrix with eigenvalues from 1 to 1000.
-torch::Tensor spd_matrix() {
-  torch::manual_seed(5);
-  const auto q = std::get<0>(torch::linalg_qr(torch::randn({kSize, kSize}, torch::kFloat64)));
-  return q.mm(torch::diag(torch::logspace(0, 3, kSize, 10, torch::kFloat64))).mm(q.t());
-}
+/// Eigenvalues from 1 to 1000.
+torch::Tensor spd_matrix() { return testing::spd_matrix(kSize, 3, 5); }
 
 /// Steps along random directions of the quadratic with Hessian `A`, with s.B s of the current
 /// approximation overstated by half (as a line search along -H g reports it, not exactly).
